@@ -1,0 +1,115 @@
+"""The FastAPI app; its lifespan owns the database, the session store and the engine."""
+
+import asyncio
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from backend.api import health, pages
+from backend.api.limits import BodySizeLimit
+from backend.config import Settings, get_settings
+from backend.conversations import routes as widget
+from backend.conversations.service import ChatService
+from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
+from backend.db import create_db_engine, create_session_factory
+from backend.engine.model_store import resolve_model_dir
+from backend.engine.vllm_engine import Engine, VllmEngine
+from backend.errors import AppError
+from backend.prompting.assembler import PromptAssembler
+from backend.prompting.bots import load_bots
+from backend.prompting.chat_format import ChatFormat
+
+logger = logging.getLogger(__name__)
+
+
+def create_session_store(settings: Settings) -> SessionStore:
+    if settings.redis_url:
+        return RedisSessionStore(
+            settings.redis_url, ttl_s=settings.session_ttl_seconds, key_prefix=settings.redis_key_prefix
+        )
+    return MemorySessionStore(settings.session_ttl_seconds)
+
+
+def load_tokenizer(model_dir: Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_dir)
+
+
+def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
+    """The app. Pass `engine` to share one already-started engine (tests, benchmarks)."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        db_engine = create_db_engine(settings.database_url)
+        store = create_session_store(settings)
+        model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+        tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
+        chat = ChatService(
+            settings=settings,
+            sessions=create_session_factory(db_engine),
+            store=store,
+            assembler=PromptAssembler(ChatFormat(tokenizer)),
+            bots=load_bots(settings.prompts_dir),
+        )
+        await chat.sync_bots()
+        app.state.chat = chat
+        owned_engine: VllmEngine | None = None
+
+        async def start_engine() -> None:
+            nonlocal owned_engine
+            try:
+                if engine is None:
+                    owned_engine = await VllmEngine.start(settings, model_dir)
+                await chat.attach_engine(engine or owned_engine, warm_up=settings.warmup_on_start)
+                logger.info("ready: %d bots warmed", len(chat.bots))
+            except Exception as error:
+                logger.exception("the engine did not start")
+                app.state.startup_error = f"the engine did not start: {error}"
+
+        # Loading takes a minute; /healthz answers meanwhile and /readyz says when it is done.
+        startup = asyncio.create_task(start_engine())
+        try:
+            yield
+        finally:
+            startup.cancel()
+            await chat.drain()
+            if owned_engine is not None:
+                owned_engine.shutdown()
+            await store.close()
+            await db_engine.dispose()
+
+    app = FastAPI(
+        title="prefixdesk",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Customer-service chatbot on vLLM with automatic prefix caching.",
+    )
+    app.state.settings = settings
+    app.state.startup_error = None
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.include_router(health.router)
+    app.include_router(pages.router)
+    app.include_router(widget.router)
+
+    @app.exception_handler(AppError)
+    async def app_error(_request: Request, error: AppError) -> JSONResponse:
+        return JSONResponse(
+            {"error": error.code, "detail": error.message},
+            status_code=error.status_code,
+            headers=error.headers,
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in error.errors()
+        )
+        return JSONResponse({"error": "invalid_input", "detail": problems}, status_code=422)
+
+    return app

@@ -1,0 +1,107 @@
+"""The `prefixdesk` command."""
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backend.config import get_settings
+from backend.engine.model_store import ModelError
+
+app = typer.Typer(
+    help="prefixdesk: a customer-service chatbot on vLLM with prefix caching.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+model_app = typer.Typer(
+    help="The model: fetch the default one, build the tiny test one.", no_args_is_help=True
+)
+app.add_typer(model_app, name="model")
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def migrate() -> None:
+    """Bring the database (DATABASE_URL; a SQLite file by default) to the newest schema."""
+    from backend.migrate import upgrade
+
+    settings = get_settings()
+    upgrade(settings.database_url)
+    typer.echo(f"database at newest schema: {settings.database_url}")
+
+
+@model_app.command("fetch")
+def model_fetch(force: Annotated[bool, typer.Option(help="Download and convert again.")] = False) -> None:
+    """Download, verify and convert the default model (once; later runs are instant)."""
+    from backend.engine.model_store import fetch_default_model
+
+    settings = get_settings()
+    if settings.model is not None:
+        typer.echo(f"PREFIXDESK_MODEL is set ({settings.model}); the default model is not needed.")
+        return
+    try:
+        path = fetch_default_model(settings.cache_dir, force=force)
+    except ModelError as error:
+        _fail(str(error))
+    typer.echo(f"default model ready: {path}")
+
+
+@model_app.command("tiny")
+def model_tiny(target: Annotated[Path, typer.Argument(help="Directory to write it to.")]) -> None:
+    """Build the tiny random test model (needs the default model's tokenizer)."""
+    from backend.engine.model_store import fetch_default_model
+    from backend.engine.tiny_model import build_tiny_model
+
+    try:
+        source = fetch_default_model(get_settings().cache_dir)
+    except ModelError as error:
+        _fail(str(error))
+    typer.echo(f"tiny model ready: {build_tiny_model(source, target)}")
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to bind.")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind.")] = None,
+) -> None:
+    """Migrate, make sure the model is there, and serve the app."""
+    import uvicorn
+
+    from backend.app import create_app
+    from backend.engine.model_store import fetch_default_model, resolve_model_dir
+    from backend.migrate import upgrade
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    settings = get_settings()
+    try:
+        if settings.model is None:
+            fetch_default_model(settings.cache_dir)
+        resolve_model_dir(settings.model, settings.cache_dir)
+    except ModelError as error:
+        _fail(str(error))
+    upgrade(settings.database_url)
+    uvicorn.run(
+        create_app(settings), host=host or settings.host, port=port or settings.port, log_level="info"
+    )
+
+
+@app.command()
+def bench(
+    conversations: Annotated[int, typer.Option(help="Conversations (one question each).")] = 32,
+    bot: Annotated[str, typer.Option(help="The bot whose prefix they share.")] = "shop-en",
+    max_tokens: Annotated[int, typer.Option(help="Reply length cap.")] = 24,
+    out: Annotated[Path, typer.Option(help="JSON results.")] = Path("bench/results/caching.json"),
+) -> None:
+    """Caching on vs off: the same conversations through the service layer, one engine each."""
+    from backend.bench.caching import run_caching_benchmark
+
+    run_caching_benchmark(conversations=conversations, bot=bot, max_tokens=max_tokens, out=out)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,82 @@
+"""All settings, read once from the environment (and `.env`)."""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PREFIXDESK_", env_file=".env", extra="ignore")
+
+    # Storage. Postgres in production; a SQLite file by default so `serve` runs anywhere.
+    database_url: str = Field(
+        default="sqlite+aiosqlite:///var/prefixdesk.db",
+        validation_alias=AliasChoices("DATABASE_URL", "PREFIXDESK_DATABASE_URL"),
+    )
+    # Hot session store. Unset: an in-process store (one app process only).
+    redis_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("REDIS_URL", "PREFIXDESK_REDIS_URL")
+    )
+    redis_key_prefix: str = "prefixdesk:"
+    session_ttl_seconds: int = 24 * 3600
+
+    # The model: a local Hugging Face checkpoint directory; unset, the default model
+    # (fetched and converted by `prefixdesk model fetch` into `cache_dir`).
+    model: Path | None = None
+    cache_dir: Path = Path.home() / ".cache" / "prefixdesk"
+    prompts_dir: Path = PROJECT_ROOT / "prompts"
+
+    # Engine (vLLM).
+    enable_prefix_caching: bool = True
+    block_size: int = 32  # vLLM's CPU attention needs a multiple of 32
+    kv_cache_gib: float = 4.0
+    max_model_len: int = 4096
+    max_num_batched_tokens: int = 4096
+    max_num_seqs: int = 32
+    gpu_memory_utilization: float = 0.5  # on the CPU build: share of host memory
+    tensor_parallel_size: int = 1
+    dtype: str = "auto"
+    enforce_eager: bool = True  # compilation costs minutes at start-up on the CPU
+    seed: int = 0
+
+    # Replies.
+    max_reply_tokens: int = 256
+    temperature: float = 0.0
+    warmup_on_start: bool = True
+
+    # Widget limits.
+    max_message_chars: int = 4000
+    max_request_bytes: int = 64 * 1024
+
+    # HTTP server.
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    @field_validator("database_url")
+    @classmethod
+    def _async_driver(cls, url: str) -> str:
+        """Accept plain `postgresql://` and `sqlite://` URLs; the app needs async drivers."""
+        for plain, driver in (
+            ("postgresql://", "postgresql+asyncpg://"),
+            ("postgres://", "postgresql+asyncpg://"),
+            ("sqlite://", "sqlite+aiosqlite://"),
+        ):
+            if url.startswith(plain):
+                return driver + url[len(plain) :]
+        return url
+
+    @field_validator("block_size")
+    @classmethod
+    def _block_size(cls, value: int) -> int:
+        if value <= 0 or value % 16:
+            raise ValueError("block_size must be a positive multiple of 16 (32 on the CPU)")
+        return value
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

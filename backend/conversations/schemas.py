@@ -1,0 +1,76 @@
+"""Request and response bodies of the widget API."""
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+MAX_CONTEXT_KEYS = 20
+MAX_CONTEXT_VALUE_CHARS = 500
+
+
+class StartConversation(BaseModel):
+    bot: str = Field(
+        description="The bot's slug, the name of its folder in prompts/.", examples=["shop-en"], max_length=64
+    )
+    context: dict[str, str | int | float | bool] | None = Field(
+        default=None,
+        description="Per-customer facts (name, plan, order number) placed after the bot's fixed "
+        "prefix so the prefix stays shared.",
+        examples=[{"name": "Ada", "plan": "premium"}],
+    )
+
+    @field_validator("context")
+    @classmethod
+    def _bounded(cls, context: dict[str, Any] | None) -> dict[str, Any] | None:
+        if context is None:
+            return None
+        if len(context) > MAX_CONTEXT_KEYS:
+            raise ValueError(f"at most {MAX_CONTEXT_KEYS} context entries")
+        for key, value in context.items():
+            if len(key) > 64 or len(str(value)) > MAX_CONTEXT_VALUE_CHARS:
+                raise ValueError(f"context entry {key[:64]!r} is too long")
+        return context
+
+
+class ConversationStarted(BaseModel):
+    conversation_id: str
+    customer_token: str = Field(
+        description="Secret; send as `Authorization: Bearer <token>`. Shown once and stored only hashed."
+    )
+    bot: str
+    greeting: str
+
+
+class SendMessage(BaseModel):
+    text: str = Field(description="What the customer typed.", examples=["Can I return a tent?"])
+
+
+class MessageOut(BaseModel):
+    id: int
+    seq: int
+    role: str
+    status: str
+    text: str
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    ttft_ms: float | None = None
+    total_ms: float | None = None
+    finish_reason: str | None = None
+    created_at: datetime
+
+    model_config = {"from_attributes": True}
+
+
+class History(BaseModel):
+    conversation_id: str
+    bot: str
+    status: str
+    greeting: str
+    messages: list[MessageOut]
+
+
+class ErrorBody(BaseModel):
+    error: str
+    detail: str

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set everything up and run the tests against real Postgres, Redis and vLLM (CPU build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+scripts/services.sh
+.venv/bin/ruff check backend tests migrations
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,38 @@
+"""Alembic migrations run on Postgres and SQLite, up and down."""
+
+import asyncio
+
+from sqlalchemy import inspect
+
+from backend.db import create_db_engine
+from backend.migrate import alembic_config, upgrade
+from tests.support import recreate_database
+
+TABLES = {"bots", "prompt_versions", "conversations", "messages", "alembic_version"}
+
+
+async def tables(url: str) -> set[str]:
+    engine = create_db_engine(url)
+    async with engine.connect() as connection:
+        names = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+    await engine.dispose()
+    return names
+
+
+async def up_and_down(url: str) -> None:
+    from alembic import command
+
+    await asyncio.to_thread(upgrade, url)
+    assert await tables(url) == TABLES
+    await asyncio.to_thread(command.downgrade, alembic_config(url), "base")
+    assert await tables(url) == {"alembic_version"}
+    await asyncio.to_thread(upgrade, url)
+    assert await tables(url) == TABLES
+
+
+async def test_migrations_on_postgres():
+    await up_and_down(await recreate_database("prefixdesk_migrations_test"))
+
+
+async def test_migrations_on_sqlite(tmp_path):
+    await up_and_down(f"sqlite+aiosqlite:///{tmp_path / 'prefixdesk.db'}")
