@@ -1,6 +1,7 @@
-"""The FastAPI app; its lifespan owns the database, the session store and the engine."""
+"""The FastAPI app; its lifespan owns the database, Redis, the event bus and the engine."""
 
 import asyncio
+import contextlib
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -9,19 +10,28 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from backend.agents import routes as agents
 from backend.api import health, pages
 from backend.api.limits import BodySizeLimit
 from backend.config import Settings, get_settings
 from backend.conversations import routes as widget
+from backend.conversations.context import ConversationContext
 from backend.conversations.service import ChatService
 from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
 from backend.db import create_db_engine, create_session_factory
 from backend.engine.model_store import resolve_model_dir
 from backend.engine.vllm_engine import Engine, VllmEngine
 from backend.errors import AppError
+from backend.events import routes as events
+from backend.events.bus import EventBus, MemoryEventBus, RedisEventBus
+from backend.inbox import routes as inbox
+from backend.inbox.service import InboxService
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
+from backend.reports import routes as reports
+from backend.webhooks import routes as webhooks
+from backend.webhooks.worker import WebhookWorker
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +42,12 @@ def create_session_store(settings: Settings) -> SessionStore:
             settings.redis_url, ttl_s=settings.session_ttl_seconds, key_prefix=settings.redis_key_prefix
         )
     return MemorySessionStore(settings.session_ttl_seconds)
+
+
+def create_event_bus(settings: Settings) -> EventBus:
+    if settings.redis_url:
+        return RedisEventBus(settings.redis_url, channel=f"{settings.redis_key_prefix}events")
+    return MemoryEventBus()
 
 
 def load_tokenizer(model_dir: Path):
@@ -47,18 +63,28 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         db_engine = create_db_engine(settings.database_url)
+        sessions = create_session_factory(db_engine)
         store = create_session_store(settings)
+        bus = create_event_bus(settings)
         model_dir = resolve_model_dir(settings.model, settings.cache_dir)
         tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
         chat = ChatService(
             settings=settings,
-            sessions=create_session_factory(db_engine),
-            store=store,
+            sessions=sessions,
+            context=ConversationContext(store),
+            events=bus,
             assembler=PromptAssembler(ChatFormat(tokenizer)),
             bots=load_bots(settings.prompts_dir),
         )
         await chat.sync_bots()
-        app.state.chat = chat
+        worker = WebhookWorker(
+            sessions,
+            max_attempts=settings.webhook_max_attempts,
+            backoff_base_s=settings.webhook_backoff_base_s,
+            poll_interval_s=settings.webhook_poll_interval_s,
+        )
+        app.state.sessions, app.state.events = sessions, bus
+        app.state.chat, app.state.inbox = chat, InboxService(chat)
         owned_engine: VllmEngine | None = None
 
         async def start_engine() -> None:
@@ -73,14 +99,24 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
                 app.state.startup_error = f"the engine did not start: {error}"
 
         # Loading takes a minute; /healthz answers meanwhile and /readyz says when it is done.
-        startup = asyncio.create_task(start_engine())
+        background = [
+            asyncio.create_task(start_engine()),
+            asyncio.create_task(worker.run()),
+            asyncio.create_task(chat.stop_replies_on_takeover()),
+        ]
         try:
             yield
         finally:
-            startup.cancel()
+            for task in background:
+                task.cancel()
+            for task in background:
+                with contextlib.suppress(BaseException):
+                    await task
             await chat.drain()
             if owned_engine is not None:
                 owned_engine.shutdown()
+            await worker.close()
+            await bus.close()
             await store.close()
             await db_engine.dispose()
 
@@ -93,9 +129,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.settings = settings
     app.state.startup_error = None
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    app.include_router(health.router)
-    app.include_router(pages.router)
-    app.include_router(widget.router)
+    for module in (health, pages, widget, events, inbox, agents, reports, webhooks):
+        app.include_router(module.router)
 
     @app.exception_handler(AppError)
     async def app_error(_request: Request, error: AppError) -> JSONResponse:

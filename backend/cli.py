@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from backend.agents.cli import agents_app
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
 
@@ -18,6 +19,7 @@ model_app = typer.Typer(
     help="The model: fetch the default one, build the tiny test one.", no_args_is_help=True
 )
 app.add_typer(model_app, name="model")
+app.add_typer(agents_app, name="agents")
 
 
 def _fail(message: str) -> None:

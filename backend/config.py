@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     max_message_chars: int = 4000
     max_request_bytes: int = 64 * 1024
 
+    # Outgoing webhooks: retries back off exponentially from this base.
+    webhook_max_attempts: int = 8
+    webhook_backoff_base_s: float = 2.0
+    webhook_poll_interval_s: float = 1.0
+
     # HTTP server.
     host: str = "127.0.0.1"
     port: int = 8000

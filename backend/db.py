@@ -1,8 +1,11 @@
-"""The async SQLAlchemy engine and the session factory (one transaction per unit of work)."""
+"""The async SQLAlchemy engine, the session factory and the declarative base."""
 
+import enum
+from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import JSON, DateTime, event
+from sqlalchemy import Enum as SAEnum
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -10,6 +13,26 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import DeclarativeBase
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: DateTime(timezone=True), list[int]: JSON}
+
+
+def string_enum(kind: type[enum.Enum], name: str) -> SAEnum:
+    """Enums stored as plain strings: portable across Postgres and SQLite, easy to extend."""
+    return SAEnum(
+        kind,
+        name=name,
+        native_enum=False,
+        length=16,
+        values_callable=lambda members: [m.value for m in members],
+    )
 
 
 def create_db_engine(database_url: str) -> AsyncEngine:

@@ -5,7 +5,7 @@ import asyncio
 from alembic import context
 
 from backend.config import get_settings
-from backend.conversations.models import Base
+from backend.models import Base
 from backend.db import create_db_engine
 
 target_metadata = Base.metadata

@@ -2,13 +2,18 @@
 
 import asyncio
 import os
+import socket
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import uvicorn
 from sqlalchemy import text
 
+from backend.agents import service as agents
+from backend.agents.models import AgentRole
 from backend.app import create_app
 from backend.config import Settings
 from backend.db import create_db_engine
@@ -46,3 +51,57 @@ async def running_app(settings: Settings, engine) -> AsyncIterator[httpx.AsyncCl
                 raise AssertionError(f"app never became ready: {app.state.startup_error}")
             client.app = app
             yield client
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_SERVED_APPS: dict[str, object] = {}
+
+
+def client_app(url: str):
+    """The app behind a `served` URL (for test set-up straight into its database)."""
+    return _SERVED_APPS[url]
+
+
+@asynccontextmanager
+async def served(settings, engine) -> AsyncIterator[str]:
+    port = free_port()
+    app = create_app(settings, engine=engine)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.05)
+    url = f"http://127.0.0.1:{port}"
+    _SERVED_APPS[url] = app
+    try:
+        yield url
+    finally:
+        _SERVED_APPS.pop(url, None)
+        server.should_exit = True
+        await task
+
+
+async def wait_ready(client: httpx.AsyncClient) -> None:
+    for _ in range(300):
+        if (await client.get("/readyz")).status_code == 200:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("never ready")
+
+
+async def make_agent(app, role: AgentRole = AgentRole.AGENT) -> tuple[int, dict[str, str]]:
+    """A new agent of `role` and the headers that carry its API token."""
+    async with app.state.sessions() as db:
+        agent = await agents.create_agent(
+            db,
+            name=f"{role.value} {uuid.uuid4().hex[:6]}",
+            email=f"{uuid.uuid4().hex[:10]}@example.com",
+            role=role,
+        )
+        _token, plain = await agents.issue_token(db, agent)
+        await db.commit()
+    return agent.id, {"Authorization": f"Bearer {plain}"}

@@ -1,15 +1,11 @@
 """The app served by uvicorn on loopback: readiness, and a customer who hangs up mid-reply."""
 
 import asyncio
-import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import httpx
-import uvicorn
 
-from backend.app import create_app
 from tests.helpers import auth
+from tests.support import served, wait_ready
 
 
 class GatedEngine:
@@ -23,36 +19,6 @@ class GatedEngine:
         await self.gate.wait()
         async for item in self.inner.stream(*args, **kwargs):
             yield item
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@asynccontextmanager
-async def served(settings, engine) -> AsyncIterator[str]:
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, engine=engine), host="127.0.0.1", port=port, log_level="warning")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-
-
-async def wait_ready(client: httpx.AsyncClient) -> None:
-    for _ in range(300):
-        if (await client.get("/readyz")).status_code == 200:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("never ready")
 
 
 async def test_healthz_answers_at_once_and_readyz_waits_for_the_warm_up(tiny_settings, tiny_engine):

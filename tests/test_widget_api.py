@@ -56,11 +56,11 @@ async def test_a_lost_redis_session_is_rebuilt_from_postgres_token_for_token(cli
     conversation = await start(client, "shop-en", context={"name": "Ada"})
     cid = conversation["conversation_id"]
     first = done_event(await send(client, conversation, "Do you ship to Norway?"))
-    cached_session = await chat.store.get(cid)
+    cached_session = await chat.context.store.get(cid)
     async with chat.sessions() as db:
         from backend.conversations import repository
 
-        rebuilt = await chat.rebuild_context_ids(db, await repository.get_conversation(db, cid))
+        rebuilt = await chat.context.rebuild(db, await repository.get_conversation(db, cid))
     assert rebuilt == cached_session.token_ids
 
     redis = aioredis.Redis.from_url(REDIS_URL)
@@ -69,7 +69,7 @@ async def test_a_lost_redis_session_is_rebuilt_from_postgres_token_for_token(cli
     second = done_event(await send(client, conversation, "And to Canada?"))
     # Same prompt rebuilt from Postgres, so the engine still serves it from cache.
     assert second["cached_tokens"] >= first["prompt_tokens"] - BLOCK
-    assert (await chat.store.get(cid)).message_count == 4
+    assert (await chat.context.store.get(cid)).message_count == 4
 
 
 async def test_bad_requests_get_clear_errors_and_store_nothing(client):

@@ -1,57 +1,37 @@
-"""What is stored: bots, their prompt versions, conversations and messages."""
+"""What is stored of conversations: bots, their prompt versions, conversations, messages, notes."""
 
 import enum
-from datetime import UTC, datetime
+from datetime import datetime
 
-from sqlalchemy import (
-    JSON,
-    BigInteger,
-    DateTime,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    UniqueConstraint,
-)
-from sqlalchemy import Enum as SAEnum
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class Base(DeclarativeBase):
-    type_annotation_map = {datetime: DateTime(timezone=True), list[int]: JSON}
+from backend.db import Base, string_enum, utcnow
 
 
 class ConversationStatus(enum.StrEnum):
     BOT = "bot"  # the bot replies
-    OPEN = "open"  # waiting for or with a human agent
+    OPEN = "open"  # waiting for or with a human agent; the bot is silent
     RESOLVED = "resolved"
 
 
+class HandoffReason(enum.StrEnum):
+    CUSTOMER_REQUEST = "customer_request"  # the customer asked for a person
+    UNANSWERED = "unanswered"  # the bot could not answer several times in a row
+    AGENT = "agent"  # an agent took the conversation over
+
+
 class MessageRole(enum.StrEnum):
-    USER = "user"
-    ASSISTANT = "assistant"
+    USER = "user"  # the customer
+    ASSISTANT = "assistant"  # the bot
+    AGENT = "agent"  # a human agent, speaking on the assistant's side of the chat template
 
 
 class MessageStatus(enum.StrEnum):
     COMPLETE = "complete"
     GENERATING = "generating"
     FAILED = "failed"
-
-
-def _enum(kind: type[enum.Enum], name: str) -> SAEnum:
-    # Stored as plain strings: portable across Postgres and SQLite, easy to extend.
-    return SAEnum(
-        kind,
-        name=name,
-        native_enum=False,
-        length=16,
-        values_callable=lambda members: [m.value for m in members],
-    )
+    INTERRUPTED = "interrupted"  # an agent took over while the bot was replying
 
 
 class Bot(Base):
@@ -89,15 +69,21 @@ class Conversation(Base):
     context: Mapped[dict | None] = mapped_column(JSON)
     context_token_ids: Mapped[list[int]]
     status: Mapped[ConversationStatus] = mapped_column(
-        _enum(ConversationStatus, "conversation_status"), default=ConversationStatus.BOT
+        string_enum(ConversationStatus, "conversation_status"), default=ConversationStatus.BOT, index=True
     )
+    assignee_id: Mapped[int | None] = mapped_column(ForeignKey("agents.id"), index=True)
     # Bumped with every stored message; a cached session is valid only at the same count.
     message_count: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Bot replies in a row that said they could not answer; reset by an answer.
+    unanswered_replies: Mapped[int] = mapped_column(Integer, default=0)
+    handoff_reason: Mapped[HandoffReason | None] = mapped_column(string_enum(HandoffReason, "handoff_reason"))
+    handed_off_at: Mapped[datetime | None]
+    first_human_reply_at: Mapped[datetime | None]
+    resolved_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
     bot: Mapped[Bot] = relationship(lazy="joined")
-    prompt_version: Mapped[PromptVersion] = relationship(lazy="raise")
 
 
 class Message(Base):
@@ -109,8 +95,9 @@ class Message(Base):
         ForeignKey("conversations.id", ondelete="CASCADE"), index=True
     )
     seq: Mapped[int] = mapped_column(Integer)  # order within the conversation, from 1
-    role: Mapped[MessageRole] = mapped_column(_enum(MessageRole, "message_role"))
-    status: Mapped[MessageStatus] = mapped_column(_enum(MessageStatus, "message_status"))
+    role: Mapped[MessageRole] = mapped_column(string_enum(MessageRole, "message_role"))
+    status: Mapped[MessageStatus] = mapped_column(string_enum(MessageStatus, "message_status"))
+    author_agent_id: Mapped[int | None] = mapped_column(ForeignKey("agents.id"))
     text: Mapped[str] = mapped_column(Text, default="")
     # The exact ids this message adds to the model's context (wrappers included).
     token_ids: Mapped[list[int]] = mapped_column(default=list)
@@ -121,4 +108,18 @@ class Message(Base):
     total_ms: Mapped[float | None] = mapped_column(Float)
     finish_reason: Mapped[str | None] = mapped_column(String(16))
     error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class Note(Base):
+    """A private note between agents: never shown to the customer, never given to the model."""
+
+    __tablename__ = "notes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), index=True
+    )
+    agent_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))
+    text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -51,6 +51,7 @@ class MessageOut(BaseModel):
     seq: int
     role: str
     status: str
+    author_agent_id: int | None = None
     text: str
     prompt_tokens: int | None = None
     cached_tokens: int | None = None

@@ -1,4 +1,4 @@
-"""The chat turn, top to bottom, and the conversation lifecycle around it."""
+"""The customer's side of a conversation: start it, send messages, get the bot's replies."""
 
 import asyncio
 import hashlib
@@ -13,18 +13,20 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from backend.config import Settings
+from backend.conversations import lifecycle
 from backend.conversations import repository as repo
+from backend.conversations.context import ConversationContext
 from backend.conversations.models import (
     Conversation,
     ConversationStatus,
+    HandoffReason,
     Message,
     MessageRole,
     MessageStatus,
 )
-from backend.conversations.session_store import Session, SessionStore
+from backend.conversations.session_store import Session
 from backend.engine.vllm_engine import Engine, GenerationResult
 from backend.errors import (
-    Conflict,
     ContextWindowFull,
     Forbidden,
     InvalidInput,
@@ -32,13 +34,21 @@ from backend.errors import (
     PayloadTooLarge,
     ServiceUnavailable,
 )
+from backend.events.bus import (
+    CONVERSATION_CREATED,
+    MESSAGE_CREATED,
+    STATUS_CHANGED,
+    Event,
+    EventBus,
+    publish_all,
+)
 from backend.prompting.assembler import BotPrefix, PromptAssembler
 from backend.prompting.bots import Bot, BotDefinitionError
+from backend.webhooks.service import stage_deliveries
 
 logger = logging.getLogger(__name__)
 
 MIN_REPLY_TOKENS = 16  # below this, a reply would be cut off before it says anything
-TURN_LOCK_TTL_S = 600
 
 
 def hash_token(token: str) -> str:
@@ -56,12 +66,9 @@ class LiveBot:
 
 @dataclass
 class Turn:
-    """An accepted message; its reply streams through `events` while it is generated."""
+    """An accepted message; what follows it streams through `events`."""
 
     user_message_id: int
-    reply_message_id: int
-    max_tokens: int
-    message_count: int  # the conversation's count once the reply is stored
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
 
     async def events(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
@@ -76,28 +83,46 @@ class NewConversation:
     greeting: str
 
 
+def message_event(message: Message) -> Event:
+    return Event(
+        MESSAGE_CREATED,
+        message.conversation_id,
+        {
+            "message_id": message.id,
+            "seq": message.seq,
+            "role": message.role.value,
+            "text": message.text,
+            "status": message.status.value,
+            "author_agent_id": message.author_agent_id,
+        },
+    )
+
+
 class ChatService:
     def __init__(
         self,
         *,
         settings: Settings,
         sessions: async_sessionmaker[AsyncSession],
-        store: SessionStore,
+        context: ConversationContext,
+        events: EventBus,
         assembler: PromptAssembler,
         bots: dict[str, Bot],
     ):
         self.settings = settings
         self.sessions = sessions
-        self.store = store
+        self.context = context
+        self.events = events
         self.assembler = assembler
         self.definitions = bots
         self.bots: dict[str, LiveBot] = {}
         self.engine: Engine | None = None
         self.ready = False
-        self._prefix_by_version: dict[int, tuple[int, ...]] = {}
         self._turn_tasks: set[asyncio.Task] = set()
+        # Replies being generated in this process, by conversation: set to stop them.
+        self._stop_reply: dict[str, asyncio.Event] = {}
 
-    # -- start-up ---------------------------------------------------------------------
+    # -- start-up and shutdown --------------------------------------------------------
 
     async def sync_bots(self) -> None:
         """Record each bot and the version of its fixed prefix in the database."""
@@ -106,21 +131,29 @@ class ChatService:
                 prefix = self.assembler.bot_prefix(definition)
                 bot_row, version = await repo.upsert_bot_version(db, definition, prefix)
                 self.bots[slug] = LiveBot(definition, prefix, bot_row.id, version.id)
-                self._prefix_by_version[version.id] = prefix.token_ids
+                self.context.know_prefix(version.id, prefix.token_ids)
             await db.commit()
 
     async def attach_engine(self, engine: Engine, *, warm_up: bool = True) -> None:
         """Run every bot's fixed prefix once so the first customer already hits the cache."""
         if warm_up:
             for live in self.bots.values():
-                async for _ in engine.stream(
-                    live.prefix.token_ids,
-                    max_tokens=1,
-                    request_id=f"warmup-{live.prefix.bot_slug}-{uuid.uuid4().hex}",
-                ):
-                    pass
+                await self.warm(engine, live.prefix.token_ids, f"warmup-{live.prefix.bot_slug}")
         self.engine = engine
         self.ready = True
+
+    @staticmethod
+    async def warm(engine: Engine, token_ids, label: str) -> None:
+        async for _ in engine.stream(token_ids, max_tokens=1, request_id=f"{label}-{uuid.uuid4().hex}"):
+            pass
+
+    async def stop_replies_on_takeover(self) -> None:
+        """Any process may take a conversation over; the one generating its reply stops it."""
+        async for event in self.events.subscribe():
+            if event.type == STATUS_CHANGED and event.data.get("status") != ConversationStatus.BOT:
+                stop = self._stop_reply.get(event.conversation_id)
+                if stop is not None:
+                    stop.set()
 
     async def drain(self) -> None:
         """Let replies being generated finish and be stored before shutdown."""
@@ -150,9 +183,12 @@ class ChatService:
             status=ConversationStatus.BOT,
             message_count=0,
         )
+        event = Event(CONVERSATION_CREATED, conversation.id, {"bot": bot_slug, "status": "bot"})
         async with self.sessions() as db:
             db.add(conversation)
+            await stage_deliveries(db, [event])
             await db.commit()
+        await publish_all(self.events, [event])
         return NewConversation(conversation, token, live.definition.greeting)
 
     async def authorize(self, conversation_id: str, customer_token: str | None) -> Conversation:
@@ -189,92 +225,177 @@ class ChatService:
         return text
 
     async def send_message(self, conversation_id: str, text: str) -> Turn:
-        """Accept a customer message (stored before anything else) and start its reply."""
+        """Accept a customer message (stored before anything else), then reply or hand over."""
         text = self.validate_text(text)
         if not self.ready or self.engine is None:
             raise ServiceUnavailable(
                 "the model is still loading; try again shortly", headers={"Retry-After": "10"}
             )
-        if not await self._lock_turn(conversation_id):
-            raise Conflict("a reply to this conversation is still being written; wait for it")
+        await self.context.lock(
+            conversation_id, busy_message="a reply to this conversation is still being written; wait for it"
+        )
         try:
-            turn, prompt, context_after_user = await self._accept(conversation_id, text)
+            return await self._accept(conversation_id, text)
         except BaseException:
-            await self._unlock_turn(conversation_id)
+            await self.context.unlock(conversation_id)
             raise
-        task = asyncio.create_task(self._generate(conversation_id, turn, prompt, context_after_user))
-        self._turn_tasks.add(task)
-        task.add_done_callback(self._turn_tasks.discard)
-        return turn
 
-    async def _accept(self, conversation_id: str, text: str) -> tuple[Turn, list[int], list[int]]:
+    async def _accept(self, conversation_id: str, text: str) -> Turn:
         async with self.sessions() as db:
             conversation = await repo.get_conversation(db, conversation_id)
             if conversation is None:
                 raise NotFound(f"no conversation {conversation_id!r}")
-            if conversation.status != ConversationStatus.BOT:
-                raise Conflict(f"this conversation is {conversation.status.value}; the bot does not reply")
-            context = await self.context_ids(db, conversation)
+            live = self._live_bot(conversation)
+            events = lifecycle.reopen_by_customer(conversation)
+            history = await self.context.ids(db, conversation)
             user_ids = self.assembler.user_message(text)
-            prompt = self.assembler.prompt_for_reply([*context, *user_ids])
+            prompt = self.assembler.prompt_for_reply([*history, *user_ids])
             room = self.settings.max_model_len - len(prompt)
             if room < MIN_REPLY_TOKENS:
                 raise ContextWindowFull(
                     f"this conversation has reached the model's context window "
                     f"({self.settings.max_model_len} tokens); please start a new conversation"
                 )
-            seq = conversation.message_count
-            user = Message(
-                conversation_id=conversation_id,
-                seq=seq + 1,
-                role=MessageRole.USER,
-                status=MessageStatus.COMPLETE,
-                text=text,
-                token_ids=user_ids,
-            )
-            reply = Message(
-                conversation_id=conversation_id,
-                seq=seq + 2,
-                role=MessageRole.ASSISTANT,
-                status=MessageStatus.GENERATING,
-                text="",
-                token_ids=[],
-                prompt_tokens=len(prompt),
-            )
-            conversation.message_count = seq + 2
-            db.add_all([user, reply])
+            user = self._append(conversation, MessageRole.USER, text, user_ids)
+            db.add(user)
+            if conversation.status == ConversationStatus.OPEN:
+                return await self._wait_for_agent(db, conversation, user, [*history, *user_ids], events)
+            if live.definition.handoff.asks_for_human(text):
+                return await self._hand_over(db, conversation, live, user, [*history, *user_ids], events)
+            reply = self._append(conversation, MessageRole.ASSISTANT, "", [], status=MessageStatus.GENERATING)
+            reply.prompt_tokens = len(prompt)
+            db.add(reply)
+            await db.flush()
+            events.append(message_event(user))
+            await stage_deliveries(db, events)
             await db.commit()
-        turn = Turn(user.id, reply.id, min(self.settings.max_reply_tokens, room), seq + 2)
-        return turn, prompt, [*context, *user_ids]
+        await publish_all(self.events, events)
+        turn = Turn(user.id)
+        self._stop_reply[conversation_id] = asyncio.Event()
+        task = asyncio.create_task(
+            self._generate(
+                conversation,
+                reply,
+                turn,
+                prompt,
+                min(self.settings.max_reply_tokens, room),
+                [*history, *user_ids],
+            )
+        )
+        self._turn_tasks.add(task)
+        task.add_done_callback(self._turn_tasks.discard)
+        return turn
+
+    def _live_bot(self, conversation: Conversation) -> LiveBot:
+        live = self.bots.get(conversation.bot.slug)
+        if live is None:
+            raise ServiceUnavailable(f"bot {conversation.bot.slug!r} is not loaded in this app")
+        return live
+
+    @staticmethod
+    def _append(
+        conversation: Conversation,
+        role: MessageRole,
+        text: str,
+        token_ids: list[int],
+        *,
+        status: MessageStatus = MessageStatus.COMPLETE,
+        author_agent_id: int | None = None,
+    ) -> Message:
+        conversation.message_count += 1
+        return Message(
+            conversation_id=conversation.id,
+            seq=conversation.message_count,
+            role=role,
+            status=status,
+            text=text,
+            token_ids=token_ids,
+            author_agent_id=author_agent_id,
+        )
+
+    async def _wait_for_agent(self, db, conversation, user, context_ids, events) -> Turn:
+        """A human handles this conversation: the message waits for them; the bot stays silent."""
+        await db.flush()
+        events.append(message_event(user))
+        await stage_deliveries(db, events)
+        await db.commit()
+        await self.context.remember(
+            conversation.id, Session(context_ids, conversation.message_count, user.text)
+        )
+        await self.context.unlock(conversation.id)
+        await publish_all(self.events, events)
+        turn = Turn(user.id)
+        turn.queue.put_nowait(("accepted", {"user_message_id": user.id}))
+        turn.queue.put_nowait(
+            (
+                "waiting",
+                {"status": conversation.status.value, "detail": "a member of our team will reply here"},
+            )
+        )
+        turn.queue.put_nowait(None)
+        return turn
+
+    async def _hand_over(self, db, conversation, live: LiveBot, user, context_ids, events) -> Turn:
+        """The customer asked for a person: the bot says so (in context too) and steps aside."""
+        message = live.definition.handoff.message
+        reply_ids = self.assembler.scripted_reply(message)
+        reply = self._append(conversation, MessageRole.ASSISTANT, message, reply_ids)
+        db.add(reply)
+        await db.flush()
+        events += [
+            message_event(user),
+            message_event(reply),
+            *lifecycle.hand_off(conversation, HandoffReason.CUSTOMER_REQUEST),
+        ]
+        await stage_deliveries(db, events)
+        await db.commit()
+        await self.context.remember(
+            conversation.id, Session([*context_ids, *reply_ids], conversation.message_count, message)
+        )
+        await self.context.unlock(conversation.id)
+        await publish_all(self.events, events)
+        turn = Turn(user.id)
+        turn.queue.put_nowait(("accepted", {"user_message_id": user.id}))
+        turn.queue.put_nowait(("token", {"text": message}))
+        turn.queue.put_nowait(
+            (
+                "done",
+                {
+                    "message_id": reply.id,
+                    "text": message,
+                    "handoff": True,
+                    "status": conversation.status.value,
+                },
+            )
+        )
+        turn.queue.put_nowait(None)
+        return turn
 
     async def _generate(
-        self, conversation_id: str, turn: Turn, prompt: list[int], context_after_user: list[int]
+        self,
+        conversation: Conversation,
+        reply: Message,
+        turn: Turn,
+        prompt: list[int],
+        max_tokens: int,
+        context_ids: list[int],
     ) -> None:
         """Runs apart from the HTTP request: a customer who disconnects still gets the reply stored."""
         emit = turn.queue.put_nowait
-        emit(
-            ("accepted", {"user_message_id": turn.user_message_id, "reply_message_id": turn.reply_message_id})
-        )
+        emit(("accepted", {"user_message_id": turn.user_message_id, "reply_message_id": reply.id}))
+        stop = self._stop_reply[conversation.id]
         try:
-            result: GenerationResult | None = None
-            async for item in self.engine.stream(
-                prompt, max_tokens=turn.max_tokens, request_id=f"reply-{turn.reply_message_id}"
-            ):
-                if isinstance(item, GenerationResult):
-                    result = item
-                else:
-                    emit(("token", {"text": item.text}))
-            assert result is not None, "every engine stream ends with a GenerationResult"
+            result = await self._stream_reply(prompt, max_tokens, reply.id, stop, emit)
             reply_ids = self.assembler.reply(result.token_ids)
-            await self._finish_reply(turn.reply_message_id, result, reply_ids)
-            await self._remember(
-                conversation_id, Session([*context_after_user, *reply_ids], turn.message_count, result.text)
+            status = await self._finish_reply(conversation.id, reply.id, result, reply_ids, stop.is_set())
+            await self.context.remember(
+                conversation.id, Session([*context_ids, *reply_ids], reply.seq, result.text)
             )
             emit(
                 (
                     "done",
                     {
-                        "message_id": turn.reply_message_id,
+                        "message_id": reply.id,
                         "text": result.text,
                         "prompt_tokens": result.prompt_tokens,
                         "cached_tokens": result.cached_tokens,
@@ -282,17 +403,19 @@ class ChatService:
                         "ttft_ms": round(result.ttft_s * 1000, 1),
                         "total_ms": round(result.total_s * 1000, 1),
                         "finish_reason": result.finish_reason,
+                        "status": status.value,
+                        "handoff": status != ConversationStatus.BOT,
                     },
                 )
             )
         except Exception as error:
-            logger.exception("reply %s failed", turn.reply_message_id)
-            await self._fail_reply(turn.reply_message_id, str(error))
+            logger.exception("reply %s failed", reply.id)
+            await self._fail_reply(reply.id, str(error))
             emit(
                 (
                     "error",
                     {
-                        "message_id": turn.reply_message_id,
+                        "message_id": reply.id,
                         "code": "generation_failed",
                         "detail": "the reply could not be generated; your message is saved, "
                         "please send it again",
@@ -300,22 +423,58 @@ class ChatService:
                 )
             )
         finally:
-            await self._unlock_turn(conversation_id)
+            self._stop_reply.pop(conversation.id, None)
+            await self.context.unlock(conversation.id)
             emit(None)
 
-    async def _finish_reply(self, message_id: int, result: GenerationResult, reply_ids: list[int]) -> None:
+    async def _stream_reply(
+        self, prompt, max_tokens, reply_id, stop: asyncio.Event, emit
+    ) -> GenerationResult:
+        """The engine's tokens, passed on as they come; cut short when an agent takes over."""
+        stream = self.engine.stream(prompt, max_tokens=max_tokens, request_id=f"reply-{reply_id}")
+        partial: list[int] = []
+        text: list[str] = []
+        try:
+            async for item in stream:
+                if isinstance(item, GenerationResult):
+                    return item
+                partial += item.token_ids
+                text.append(item.text)
+                emit(("token", {"text": item.text}))
+                if stop.is_set():
+                    return GenerationResult("".join(text), partial, "interrupted", len(prompt), 0, 0.0, 0.0)
+        finally:
+            await stream.aclose()  # aborts the engine request if it is still running
+        raise RuntimeError("the engine stream ended without a result")
+
+    async def _finish_reply(
+        self,
+        conversation_id: str,
+        message_id: int,
+        result: GenerationResult,
+        reply_ids: list[int],
+        interrupted: bool,
+    ) -> ConversationStatus:
+        """Store the reply; count replies that could not answer and hand over after too many."""
         async with self.sessions() as db:
+            conversation = await repo.get_conversation(db, conversation_id)
             reply = await repo.get_message(db, message_id)
-            reply.status = MessageStatus.COMPLETE
-            reply.text = result.text
-            reply.token_ids = reply_ids
-            reply.prompt_tokens = result.prompt_tokens
-            reply.cached_tokens = result.cached_tokens
+            reply.status = MessageStatus.INTERRUPTED if interrupted else MessageStatus.COMPLETE
+            reply.text, reply.token_ids = result.text, reply_ids
+            reply.prompt_tokens, reply.cached_tokens = result.prompt_tokens, result.cached_tokens
             reply.completion_tokens = len(result.token_ids)
-            reply.ttft_ms = result.ttft_s * 1000
-            reply.total_ms = result.total_s * 1000
+            if not interrupted:
+                reply.ttft_ms, reply.total_ms = result.ttft_s * 1000, result.total_s * 1000
             reply.finish_reason = result.finish_reason
+            events = [message_event(reply)]
+            if not interrupted and conversation.status == ConversationStatus.BOT:
+                events += lifecycle.count_unanswered(
+                    conversation, self._live_bot(conversation).definition.handoff, result.text
+                )
+            await stage_deliveries(db, events)
             await db.commit()
+        await publish_all(self.events, events)
+        return conversation.status
 
     async def _fail_reply(self, message_id: int, error: str) -> None:
         try:
@@ -326,51 +485,3 @@ class ChatService:
                 await db.commit()
         except Exception:
             logger.exception("could not mark reply %s as failed", message_id)
-
-    # -- the hot session --------------------------------------------------------------
-
-    async def context_ids(self, db: AsyncSession, conversation: Conversation) -> list[int]:
-        """Everything the model has seen in this conversation, from Redis or else Postgres."""
-        session = await self._recall(conversation.id)
-        if session is not None and session.message_count == conversation.message_count:
-            return session.token_ids
-        rebuilt = await self.rebuild_context_ids(db, conversation)
-        await self._remember(conversation.id, Session(rebuilt, conversation.message_count))
-        return rebuilt
-
-    async def rebuild_context_ids(self, db: AsyncSession, conversation: Conversation) -> list[int]:
-        prefix = self._prefix_by_version.get(conversation.prompt_version_id)
-        if prefix is None:
-            version = await repo.get_prompt_version(db, conversation.prompt_version_id)
-            prefix = self._prefix_by_version[version.id] = tuple(version.prefix_token_ids)
-        ids = [*prefix, *conversation.context_token_ids]
-        for message_ids in await repo.list_message_token_ids(db, conversation.id):
-            ids.extend(message_ids)
-        return ids
-
-    async def _recall(self, conversation_id: str) -> Session | None:
-        try:
-            return await self.store.get(conversation_id)
-        except Exception as error:  # the store is a cache: fall back to Postgres
-            logger.warning("session store read failed (%s); rebuilding from the database", error)
-            return None
-
-    async def _remember(self, conversation_id: str, session: Session) -> None:
-        try:
-            await self.store.put(conversation_id, session)
-        except Exception as error:
-            logger.warning("session store write failed (%s); the next turn rebuilds it", error)
-
-    async def _lock_turn(self, conversation_id: str) -> bool:
-        try:
-            return await self.store.try_lock_turn(conversation_id, TURN_LOCK_TTL_S)
-        except Exception as error:
-            raise ServiceUnavailable(
-                "the session store is unavailable; try again shortly", headers={"Retry-After": "5"}
-            ) from error
-
-    async def _unlock_turn(self, conversation_id: str) -> None:
-        try:
-            await self.store.unlock_turn(conversation_id)
-        except Exception as error:
-            logger.warning("could not release the turn lock of %s: %s", conversation_id, error)

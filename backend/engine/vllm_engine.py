@@ -120,6 +120,7 @@ class VllmEngine:
             output_kind=RequestOutputKind.DELTA,
             skip_special_tokens=True,
         )
+        request_id = request_id or uuid.uuid4().hex
         started = time.perf_counter()
         first_token_at: float | None = None
         text_parts: list[str] = []
@@ -130,7 +131,7 @@ class VllmEngine:
             async for output in self._llm.generate(
                 TokensPrompt(prompt_token_ids=list(prompt_ids)),
                 params,
-                request_id or uuid.uuid4().hex,
+                request_id,
             ):
                 completion = output.outputs[0]
                 if completion.token_ids and first_token_at is None:
@@ -146,6 +147,11 @@ class VllmEngine:
         except Exception as error:
             if self.is_dead:
                 raise EngineUnavailable(f"the model engine failed: {error}") from error
+            raise
+        except GeneratorExit:
+            # The caller stopped reading (an agent took over): free the engine's slot now.
+            if not self.is_dead:
+                await self._llm.abort(request_id)
             raise
         finished = time.perf_counter()
         yield GenerationResult(

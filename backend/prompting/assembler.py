@@ -59,6 +59,10 @@ class PromptAssembler:
         """The ids an assistant reply adds to the conversation, generation prompt included."""
         return [*self.format.generation_prompt, *generated, *self.format.close_reply(list(generated))]
 
+    def scripted_reply(self, text: str) -> list[int]:
+        """A reply the model did not write (a human agent's, the handoff notice), as an assistant turn."""
+        return self.reply(self.format.encode_text(text))
+
     def prompt_for_reply(self, history: Sequence[int]) -> list[int]:
         return [*history, *self.format.generation_prompt]
 

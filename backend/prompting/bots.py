@@ -8,6 +8,8 @@ from typing import Any
 
 import jinja2
 
+from backend.prompting.handoff import HandoffRules
+
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 REQUIRED_FILES = ("bot.toml", "system.j2", "policy.md", "context.j2")
 
@@ -24,6 +26,7 @@ class Bot:
     greeting: str
     system_prompt: str  # rendered, policy included: part of the fixed prefix
     context_template: jinja2.Template
+    handoff: HandoffRules
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -63,6 +66,7 @@ def load_bot(folder: Path) -> Bot:
             greeting=meta["greeting"].strip(),
             system_prompt=system_prompt,
             context_template=context_template,
+            handoff=HandoffRules.from_config(meta.get("language", "en"), meta.get("handoff", {})),
         )
     except (KeyError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error

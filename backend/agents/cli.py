@@ -1,0 +1,87 @@
+"""`prefixdesk agents ...`: create agents and manage their API tokens from the shell."""
+
+import asyncio
+from typing import Annotated
+
+import typer
+from sqlalchemy import select
+
+from backend.agents import service
+from backend.agents.models import Agent, AgentRole
+from backend.config import get_settings
+from backend.db import create_db_engine, create_session_factory
+from backend.errors import AppError
+
+agents_app = typer.Typer(help="Support agents and their API tokens.", no_args_is_help=True)
+
+
+async def _in_session(work):
+    engine = create_db_engine(get_settings().database_url)
+    try:
+        async with create_session_factory(engine)() as db:
+            result = await work(db)
+            await db.commit()
+            return result
+    finally:
+        await engine.dispose()
+
+
+def _run(work):
+    try:
+        return asyncio.run(_in_session(work))
+    except AppError as error:
+        typer.secho(f"error: {error.message}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from error
+
+
+@agents_app.command("create")
+def create(
+    name: Annotated[str, typer.Option(help="Display name.")],
+    email: Annotated[str, typer.Option(help="Unique e-mail address.")],
+    role: Annotated[AgentRole, typer.Option(help="agent or admin.")] = AgentRole.AGENT,
+) -> None:
+    """Create an agent and print its API token (shown this once; only its hash is stored)."""
+
+    async def work(db):
+        agent = await service.create_agent(db, name=name, email=email, role=role)
+        _token, plain = await service.issue_token(db, agent)
+        return agent.id, plain
+
+    agent_id, plain = _run(work)
+    typer.echo(f"agent {agent_id} ({role.value}) created; API token (shown once):\n{plain}")
+
+
+@agents_app.command("token")
+def token(email: Annotated[str, typer.Argument(help="The agent's e-mail address.")]) -> None:
+    """Issue another API token for an agent (shown once)."""
+
+    async def work(db):
+        agent = await db.scalar(select(Agent).where(Agent.email == email))
+        if agent is None:
+            raise AppError(f"no agent with e-mail {email!r}")
+        token, plain = await service.issue_token(db, agent)
+        return token.id, plain
+
+    token_id, plain = _run(work)
+    typer.echo(f"token {token_id} issued (shown once):\n{plain}")
+
+
+@agents_app.command("revoke")
+def revoke(token_id: Annotated[int, typer.Argument(help="The token's id (see `agents list`).")]) -> None:
+    """Revoke an API token: it stops working at once, in every app process."""
+    _run(lambda db: service.revoke_token(db, token_id))
+    typer.echo(f"token {token_id} revoked")
+
+
+@agents_app.command("list")
+def list_agents() -> None:
+    """Agents and their tokens (prefixes only)."""
+
+    async def work(db):
+        return [(a, await service.list_tokens(db, a.id)) for a in await service.list_agents(db)]
+
+    for agent, tokens in _run(work):
+        typer.echo(f"{agent.id}\t{agent.role.value}\t{agent.email}\t{agent.name}")
+        for t in tokens:
+            state = "revoked" if t.revoked_at else "live"
+            typer.echo(f"\ttoken {t.id}\t{t.display_prefix}...\t{state}")

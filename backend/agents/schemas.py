@@ -1,0 +1,58 @@
+"""Bodies of the agents' own endpoints."""
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from backend.agents.models import AgentRole
+
+
+class AgentOut(BaseModel):
+    id: int
+    name: str
+    email: str
+    role: AgentRole
+    active: bool
+    created_at: datetime
+
+    model_config = {"from_attributes": True}
+
+
+class AgentIn(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    role: AgentRole = AgentRole.AGENT
+
+
+class TokenOut(BaseModel):
+    id: int
+    agent_id: int
+    display_prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+    model_config = {"from_attributes": True}
+
+
+class NewToken(BaseModel):
+    token: str = Field(description="Shown once; only its hash is stored.")
+    details: TokenOut
+
+
+class AgentCreated(BaseModel):
+    agent: AgentOut
+    token: str = Field(description="Shown once; only its hash is stored.")
+
+
+class CannedOut(BaseModel):
+    id: int
+    shortcode: str
+    text: str
+
+    model_config = {"from_attributes": True}
+
+
+class CannedIn(BaseModel):
+    shortcode: str = Field(examples=["returns"])
+    text: str = Field(min_length=1, max_length=4000)

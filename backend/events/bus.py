@@ -1,0 +1,105 @@
+"""Live events (conversation created, message created, status changed, handoff requested).
+
+Published after the change is committed; every app process subscribed to the same Redis
+channel sees every event, so an agent's stream works whichever process serves it.
+"""
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+
+from backend.db import utcnow
+
+logger = logging.getLogger(__name__)
+
+CONVERSATION_CREATED = "conversation.created"
+MESSAGE_CREATED = "message.created"
+STATUS_CHANGED = "conversation.status_changed"
+HANDOFF_REQUESTED = "conversation.handoff_requested"
+EVENT_TYPES = (CONVERSATION_CREATED, MESSAGE_CREATED, STATUS_CHANGED, HANDOFF_REQUESTED)
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    conversation_id: str
+    data: dict[str, Any]
+    id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    created_at: str = field(default_factory=lambda: utcnow().isoformat())
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> "Event":
+        return cls(**json.loads(raw))
+
+
+class EventBus(Protocol):
+    async def publish(self, event: Event) -> None: ...
+    def subscribe(self) -> AsyncIterator[Event]: ...
+    async def close(self) -> None: ...
+
+
+class MemoryEventBus:
+    """One process: subscribers are queues."""
+
+    def __init__(self) -> None:
+        self._subscribers: set[asyncio.Queue] = set()
+
+    async def publish(self, event: Event) -> None:
+        for queue in self._subscribers:
+            queue.put_nowait(event)
+
+    async def subscribe(self) -> AsyncIterator[Event]:
+        queue: asyncio.Queue = asyncio.Queue()
+        self._subscribers.add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._subscribers.discard(queue)
+
+    async def close(self) -> None:
+        self._subscribers.clear()
+
+
+class RedisEventBus:
+    """Every process: one Redis pub/sub channel."""
+
+    def __init__(self, url: str, *, channel: str):
+        self._redis = aioredis.Redis.from_url(url, socket_connect_timeout=2)
+        self._channel = channel
+
+    async def publish(self, event: Event) -> None:
+        await self._redis.publish(self._channel, event.to_json())
+
+    async def subscribe(self) -> AsyncIterator[Event]:
+        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        await pubsub.subscribe(self._channel)
+        try:
+            async for message in pubsub.listen():
+                if message["type"] == "message":
+                    yield Event.from_json(message["data"])
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+
+
+async def publish_all(bus: EventBus, events: list[Event]) -> None:
+    """Publish after commit; a bus failure loses a live notification, never data."""
+    for event in events:
+        try:
+            await bus.publish(event)
+        except Exception as error:
+            logger.warning("could not publish %s: %s", event.type, error)

@@ -1,0 +1,69 @@
+"""The agents' view of conversations: filtered, searched, paginated."""
+
+from dataclasses import dataclass
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from backend.conversations.models import Bot, Conversation, ConversationStatus, Message, Note
+
+
+@dataclass(frozen=True)
+class ConversationFilter:
+    status: ConversationStatus | None = None
+    bot: str | None = None
+    assignee_id: int | None = None
+    unassigned: bool = False
+    text: str | None = None  # searched in the messages
+
+
+def _filtered(query: Select, f: ConversationFilter) -> Select:
+    if f.status is not None:
+        query = query.where(Conversation.status == f.status)
+    if f.bot is not None:
+        query = query.join(Bot, Bot.id == Conversation.bot_id).where(Bot.slug == f.bot)
+    if f.assignee_id is not None:
+        query = query.where(Conversation.assignee_id == f.assignee_id)
+    if f.unassigned:
+        query = query.where(Conversation.assignee_id.is_(None))
+    if f.text:
+        pattern = "%" + f.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        matching = select(Message.conversation_id).where(Message.text.ilike(pattern, escape="\\"))
+        query = query.where(Conversation.id.in_(matching))
+    return query
+
+
+async def list_conversations(
+    db: AsyncSession, f: ConversationFilter, *, limit: int, offset: int
+) -> tuple[list[Conversation], int]:
+    total = await db.scalar(_filtered(select(func.count()).select_from(Conversation), f))
+    rows = await db.scalars(
+        _filtered(select(Conversation), f)
+        .order_by(Conversation.updated_at.desc(), Conversation.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    return list(rows.unique()), total or 0
+
+
+async def last_messages(db: AsyncSession, conversation_ids: list[str]) -> dict[str, Message]:
+    if not conversation_ids:
+        return {}
+    newest = (
+        select(Message.conversation_id, func.max(Message.seq).label("seq"))
+        .where(Message.conversation_id.in_(conversation_ids))
+        .group_by(Message.conversation_id)
+        .subquery()
+    )
+    rows = await db.scalars(
+        select(Message).join(
+            newest, (Message.conversation_id == newest.c.conversation_id) & (Message.seq == newest.c.seq)
+        )
+    )
+    return {m.conversation_id: m for m in rows}
+
+
+async def list_notes(db: AsyncSession, conversation_id: str) -> list[Note]:
+    return list(
+        await db.scalars(select(Note).where(Note.conversation_id == conversation_id).order_by(Note.id))
+    )

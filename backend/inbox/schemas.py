@@ -1,0 +1,65 @@
+"""Bodies of the agents' API."""
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from backend.conversations.schemas import MessageOut
+
+
+class ConversationSummary(BaseModel):
+    id: str
+    bot: str
+    status: str
+    assignee_id: int | None
+    handoff_reason: str | None
+    message_count: int
+    last_message: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ConversationPage(BaseModel):
+    items: list[ConversationSummary]
+    total: int
+    page: int
+    page_size: int
+
+
+class NoteOut(BaseModel):
+    id: int
+    agent_id: int
+    text: str
+    created_at: datetime
+
+    model_config = {"from_attributes": True}
+
+
+class Transcript(BaseModel):
+    id: str
+    bot: str
+    status: str
+    assignee_id: int | None
+    handoff_reason: str | None
+    context: dict | None
+    greeting: str
+    handed_off_at: datetime | None
+    first_human_reply_at: datetime | None
+    resolved_at: datetime | None
+    messages: list[MessageOut]
+    notes: list[NoteOut]
+
+
+class AgentReply(BaseModel):
+    text: str = Field(
+        description="The reply, or `/shortcode` to send a canned response.",
+        examples=["/returns", "Your refund was sent today."],
+    )
+
+
+class NoteIn(BaseModel):
+    text: str = Field(min_length=1, max_length=10_000)
+
+
+class Assignment(BaseModel):
+    agent_id: int | None = Field(description="The agent to assign; null to unassign.")

@@ -1,0 +1,43 @@
+"""The reports endpoint."""
+
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from backend.agents.auth import CurrentAgent
+from backend.conversations.schemas import ErrorBody
+from backend.errors import InvalidInput
+from backend.reports.service import build_report
+
+router = APIRouter(prefix="/api/v1/reports", tags=["agents: reports"])
+
+
+@router.get("", responses={c: {"model": ErrorBody} for c in (401, 403, 422)})
+async def report(
+    _agent: CurrentAgent,
+    request: Request,
+    from_: Annotated[
+        datetime | None, Query(alias="from", description="Start (inclusive); default 7 days ago.")
+    ] = None,
+    to: Annotated[datetime | None, Query(description="End (exclusive); default now.")] = None,
+    bot: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict[str, Any]:
+    """Conversations, messages, resolved by the bot vs handed off, first human response time and
+    resolution time (both from the handoff on: the bot's time is excluded), overall and per bot."""
+    end = _aware(to) if to else datetime.now(UTC)
+    start = _aware(from_) if from_ else end - timedelta(days=7)
+    if start >= end:
+        raise InvalidInput("'from' must be before 'to'")
+    async with request.app.state.sessions() as db:
+        result = await build_report(db, start, end, bot)
+    return {
+        **result,
+        "total": asdict(result["total"]),
+        "per_bot": {slug: asdict(r) for slug, r in result["per_bot"].items()},
+    }
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
