@@ -31,3 +31,22 @@ def test_help_lists_the_commands(tmp_path):
     assert result.returncode == 0
     for command in ("serve", "migrate", "model", "bench"):
         assert command in result.stdout
+
+
+def test_agents_create_prints_a_token_once_that_opens_the_api(tmp_path):
+    database = tmp_path / "agents.db"
+    env = {"DATABASE_URL": f"sqlite:///{database}", "HOME": str(tmp_path)}
+    assert run("migrate", env=env).returncode == 0
+    created = run(
+        "agents", "create", "--name", "Ada", "--email", "ada@example.com", "--role", "admin", env=env
+    )
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip().splitlines()[-1]
+    assert token.startswith("pdk_")
+    assert token.encode() not in database.read_bytes()  # only its hash is stored
+    listed = run("agents", "list", env=env)
+    assert "ada@example.com" in listed.stdout and token[:10] in listed.stdout and token not in listed.stdout
+    assert run("agents", "revoke", "1", env=env).returncode == 0
+    assert "revoked" in run("agents", "list", env=env).stdout
+    duplicate = run("agents", "create", "--name", "Ada", "--email", "ada@example.com", env=env)
+    assert duplicate.returncode == 1 and "already exists" in duplicate.stderr

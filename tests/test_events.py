@@ -1,0 +1,160 @@
+"""Live events through Redis pub/sub, across two app processes sharing Postgres and Redis."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from backend.config import Settings
+from tests.helpers import auth, done_event, send, start
+from tests.support import free_port, make_agent, wait_ready
+
+
+@pytest.fixture(scope="module")
+async def second_process(tiny_settings: Settings, tmp_path_factory) -> AsyncIterator[str]:
+    """`prefixdesk serve` in its own process, on the same database and Redis as the tests' app."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("second") / "serve.log"
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/root"),
+        "DATABASE_URL": tiny_settings.database_url,
+        "REDIS_URL": tiny_settings.redis_url,
+        "PREFIXDESK_REDIS_KEY_PREFIX": tiny_settings.redis_key_prefix,
+        "PREFIXDESK_MODEL": str(tiny_settings.model),
+        "PREFIXDESK_CACHE_DIR": str(tiny_settings.cache_dir),
+        "PREFIXDESK_KV_CACHE_GIB": "1",
+        "PREFIXDESK_MAX_MODEL_LEN": "2048",
+        "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
+        "PREFIXDESK_MAX_REPLY_TOKENS": "8",
+    }
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "backend.cli", "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=url) as client:
+            for _ in range(600):
+                if process.poll() is not None:
+                    raise AssertionError(f"the second process exited:\n{log.read_text()[-3000:]}")
+                try:
+                    await wait_ready(client)
+                    break
+                except (httpx.HTTPError, AssertionError):
+                    await asyncio.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+async def collect(url: str, path: str, headers: dict, into: list, ready: asyncio.Event) -> None:
+    async with (
+        httpx.AsyncClient(base_url=url, timeout=None) as client,
+        client.stream("GET", path, headers=headers) as response,
+    ):
+        assert response.status_code == 200, await response.aread()
+        ready.set()
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                into.append(json.loads(line[5:]))
+
+
+async def wait_for(events: list, predicate, timeout_s: float = 20.0) -> dict:
+    for _ in range(int(timeout_s / 0.05)):
+        for event in events:
+            if predicate(event):
+                return event
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no such event among {[e['type'] for e in events]}")
+
+
+async def subscribed(url: str, path: str, headers: dict, into: list) -> asyncio.Task:
+    ready = asyncio.Event()
+    task = asyncio.create_task(collect(url, path, headers, into, ready))
+    await asyncio.wait_for(ready.wait(), 10)
+    await asyncio.sleep(0.2)  # the Redis subscription is live just after the response starts
+    return task
+
+
+async def test_an_agent_on_one_process_sees_what_happens_on_another(client, second_process):
+    _, agent = await make_agent(client.app)
+    seen: list[dict] = []
+    listener = await subscribed(second_process, "/api/v1/events", agent, seen)
+    try:
+        conversation = await start(client)  # served by this process, not the second one
+        cid = conversation["conversation_id"]
+        await wait_for(seen, lambda e: e["type"] == "conversation.created" and e["conversation_id"] == cid)
+        done_event(await send(client, conversation, "Do you ship to Norway?"))
+        await wait_for(
+            seen,
+            lambda e: (
+                e["type"] == "message.created" and e["data"]["role"] == "user" and e["conversation_id"] == cid
+            ),
+        )
+        await wait_for(
+            seen,
+            lambda e: (
+                e["type"] == "message.created"
+                and e["data"]["role"] == "assistant"
+                and e["data"]["status"] == "complete"
+                and e["conversation_id"] == cid
+            ),
+        )
+        done_event(await send(client, conversation, "Can I speak to someone, a human?"))
+        await wait_for(
+            seen, lambda e: e["type"] == "conversation.handoff_requested" and e["conversation_id"] == cid
+        )
+        changed = await wait_for(
+            seen, lambda e: e["type"] == "conversation.status_changed" and e["conversation_id"] == cid
+        )
+        assert changed["data"]["status"] == "open" and changed["data"]["previous"] == "bot"
+        # Each event arrived once, though two processes are subscribed.
+        ids = [e["id"] for e in seen if e["conversation_id"] == cid]
+        assert len(ids) == len(set(ids))
+    finally:
+        listener.cancel()
+
+
+async def test_the_customer_sees_an_agent_reply_live_through_another_process(client, second_process):
+    _, agent = await make_agent(client.app)
+    conversation = await start(client)
+    cid = conversation["conversation_id"]
+    seen: list[dict] = []
+    listener = await subscribed(
+        second_process, f"/api/v1/widget/conversations/{cid}/events", auth(conversation), seen
+    )
+    try:
+        reply = await client.post(
+            f"/api/v1/conversations/{cid}/messages",
+            headers=agent,
+            json={"text": "Hello, Sam from support here."},
+        )
+        assert reply.status_code == 201
+        status = await wait_for(seen, lambda e: e["type"] == "conversation.status_changed")
+        assert status["data"]["status"] == "open"
+        message = await wait_for(seen, lambda e: e["type"] == "message.created")
+        assert (
+            message["data"]["text"] == "Hello, Sam from support here." and message["data"]["role"] == "agent"
+        )
+        other = await start(client)
+        forbidden = await httpx.AsyncClient(base_url=second_process).get(
+            f"/api/v1/widget/conversations/{cid}/events", headers=auth(other)
+        )
+        assert forbidden.status_code == 403
+    finally:
+        listener.cancel()

@@ -1,0 +1,47 @@
+"""The reports endpoint counts what happened, with human times measured from the handoff."""
+
+import asyncio
+from datetime import UTC, datetime
+
+from tests.helpers import done_event, send, start
+from tests.support import make_agent
+
+
+async def test_reports_count_bot_and_human_work_over_a_window(client):
+    _, agent = await make_agent(client.app)
+    window_start = datetime.now(UTC).isoformat()
+    by_bot = await start(client)
+    done_event(await send(client, by_bot, "How much is express delivery?"))
+    await client.post(f"/api/v1/conversations/{by_bot['conversation_id']}/resolve", headers=agent)
+
+    handed = await start(client, "appliance-zh")
+    done_event(await send(client, handed, "请转人工"))
+    await asyncio.sleep(0.3)
+    await client.post(
+        f"/api/v1/conversations/{handed['conversation_id']}/messages",
+        headers=agent,
+        json={"text": "您好，我是人工客服小王。"},
+    )
+    await asyncio.sleep(0.3)
+    await client.post(f"/api/v1/conversations/{handed['conversation_id']}/resolve", headers=agent)
+
+    report = (await client.get("/api/v1/reports", headers=agent, params={"from": window_start})).json()
+    total = report["total"]
+    assert total["conversations"] == 2 and total["handed_off"] == 1 and total["resolved_by_bot"] == 1
+    assert total["messages"] == {"user": 2, "assistant": 2, "agent": 1}
+    assert total["first_human_response_s"]["count"] == 1 and total["first_human_response_s"]["mean"] >= 0.3
+    assert total["resolution_s"]["mean"] >= 0.6 > total["first_human_response_s"]["mean"] - 0.3
+    assert set(report["per_bot"]) == {"shop-en", "appliance-zh"}
+    assert report["per_bot"]["appliance-zh"]["handed_off"] == 1
+    assert report["per_bot"]["shop-en"]["resolved_by_bot"] == 1
+
+    only_zh = (
+        await client.get(
+            "/api/v1/reports", headers=agent, params={"from": window_start, "bot": "appliance-zh"}
+        )
+    ).json()
+    assert only_zh["total"]["conversations"] == 1
+    empty = await client.get(
+        "/api/v1/reports", headers=agent, params={"from": "2030-01-02", "to": "2030-01-01"}
+    )
+    assert empty.status_code == 422
