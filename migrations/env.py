@@ -5,8 +5,8 @@ import asyncio
 from alembic import context
 
 from backend.config import get_settings
-from backend.models import Base
 from backend.db import create_db_engine
+from backend.models import Base
 
 target_metadata = Base.metadata
 
