@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from backend.agents import routes as agents
@@ -129,6 +130,15 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.settings = settings
     app.state.startup_error = None
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    if settings.widget_origins:
+        # Shops on other origins embed the widget; it sends the customer token as a header.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.widget_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["authorization", "content-type"],
+        )
+    app.mount("/static", pages.static_files(), name="static")
     for module in (health, pages, widget, events, inbox, agents, reports, webhooks):
         app.include_router(module.router)
 

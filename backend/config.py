@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     temperature: float = 0.0
     warmup_on_start: bool = True
 
+    # Origins (e.g. https://shop.example.com) allowed to embed the widget; its own is always allowed.
+    widget_origins: list[str] = []
+
     # Widget limits.
     max_message_chars: int = 4000
     max_request_bytes: int = 64 * 1024

@@ -16,6 +16,16 @@ case "$device" in cpu|gpu) ;; *) echo "PREFIXDESK_DEVICE must be cpu or gpu, not
 extras=$device
 [ "${1:-}" = "--test" ] && extras="$extras,test"
 
+if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null 2>&1; then
+    # Page tests drive Debian's Chromium (Playwright's own browser download is not used).
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing Debian's chromium for the page tests ..."
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+    else
+        echo "the page tests need Chromium at /usr/bin/chromium (apt-get install chromium)" >&2
+    fi
+fi
+
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 echo "installing prefixdesk[$extras] into .venv ..."

@@ -14,7 +14,17 @@ from backend.engine.model_store import fetch_default_model
 from backend.engine.tiny_model import build_tiny_model
 from backend.engine.vllm_engine import VllmEngine
 from backend.migrate import upgrade
-from tests.support import CACHE_DIR, REDIS_URL, TEST_DATABASE, recreate_database, running_app
+from tests.support import (
+    CACHE_DIR,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REDIS_URL,
+    TEST_DATABASE,
+    recreate_database,
+    running_app,
+    served,
+    wait_ready,
+)
 
 
 @pytest.fixture(scope="session")
@@ -75,3 +85,30 @@ async def tiny_engine(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
 async def client(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[httpx.AsyncClient]:
     async with running_app(tiny_settings, tiny_engine) as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """Debian's Chromium, driven by Playwright (no browser download)."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        await browser.close()
+
+
+@pytest.fixture
+async def page(browser):
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    yield page
+    await context.close()
+
+
+@pytest.fixture
+async def live_url(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[str]:
+    """The app served on loopback, ready, for the browser."""
+    async with served(tiny_settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
+        await wait_ready(client)
+        yield url

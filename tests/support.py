@@ -23,6 +23,18 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 REDIS_URL = os.environ.get("PREFIXDESK_TEST_REDIS", "redis://127.0.0.1:6379/0")
 TEST_DATABASE = "prefixdesk_test"
+CHROMIUM = os.environ.get("PREFIXDESK_TEST_CHROMIUM", "/usr/bin/chromium")
+# No sandbox as root; no background traffic (this machine has no network beyond loopback).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+SCREENSHOTS = Path(os.environ.get("PREFIXDESK_SCREENSHOTS_DIR", "var/screenshots"))
 CACHE_DIR = Path(os.environ.get("PREFIXDESK_CACHE_DIR", Path.home() / ".cache" / "prefixdesk"))
 
 

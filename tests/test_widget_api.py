@@ -153,10 +153,3 @@ async def test_special_tokens_typed_by_a_customer_reach_the_model_as_text(client
     im_start, im_end = 151644, 151645
     assert user.text == attack.strip()
     assert user.token_ids.count(im_start) == 1 and user.token_ids.count(im_end) == 1
-
-
-async def test_the_landing_page_lists_the_bots(client):
-    page = await client.get("/")
-    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-    assert "shop-en" in page.text and "您好，请问有什么可以帮您？" in page.text
-    assert "Engine: ready" in page.text
