@@ -8,6 +8,7 @@ import typer
 
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
+from backend.prompting.cli import prompts_app
 
 app = typer.Typer(
     help="prefixdesk: a customer-service chatbot on vLLM with prefix caching.",
@@ -18,6 +19,7 @@ model_app = typer.Typer(
     help="The model: fetch the default one, build the tiny test one.", no_args_is_help=True
 )
 app.add_typer(model_app, name="model")
+app.add_typer(prompts_app, name="prompts")
 
 
 def _fail(message: str) -> None:
