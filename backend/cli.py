@@ -9,6 +9,7 @@ import typer
 from backend.agents.cli import agents_app
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
+from backend.prompting.cli import prompts_app
 
 app = typer.Typer(
     help="prefixdesk: a customer-service chatbot on vLLM with prefix caching.",
@@ -20,6 +21,7 @@ model_app = typer.Typer(
 )
 app.add_typer(model_app, name="model")
 app.add_typer(agents_app, name="agents")
+app.add_typer(prompts_app, name="prompts")
 
 
 def _fail(message: str) -> None:

@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 scripts/services.sh
 .venv/bin/ruff check backend tests migrations
+.venv/bin/prefixdesk prompts check
 exec .venv/bin/python -m pytest "$@"

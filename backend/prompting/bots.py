@@ -36,7 +36,7 @@ class Bot:
             raise BotDefinitionError(f"bot {self.slug!r}: context does not render: {error}") from error
 
 
-def _environment(folder: Path) -> jinja2.Environment:
+def template_environment(folder: Path) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         undefined=jinja2.StrictUndefined,
@@ -55,7 +55,7 @@ def load_bot(folder: Path) -> Bot:
     try:
         meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
         variables = dict(meta.get("vars", {}))
-        env = _environment(folder)
+        env = template_environment(folder)
         policy = env.get_template("policy.md").render(**variables).strip()
         system_prompt = env.get_template("system.j2").render(**variables, policy=policy).strip()
         context_template = env.get_template("context.j2")
@@ -72,9 +72,12 @@ def load_bot(folder: Path) -> Bot:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
 
 
+def bot_folders(prompts_dir: Path) -> list[Path]:
+    return sorted(p for p in prompts_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
 def load_bots(prompts_dir: Path) -> dict[str, Bot]:
-    folders = sorted(p for p in prompts_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
-    bots = {folder.name: load_bot(folder) for folder in folders}
+    bots = {folder.name: load_bot(folder) for folder in bot_folders(prompts_dir)}
     if not bots:
         raise BotDefinitionError(f"no bots in {prompts_dir}")
     return bots

@@ -1,0 +1,72 @@
+"""`prefixdesk prompts ...`: the bots in prompts/, checked before they reach the cache."""
+
+import typer
+
+from backend.config import get_settings
+from backend.engine.model_store import ModelError, resolve_model_dir
+from backend.prompting.checks import CheckError, CheckResult, check_prompts
+
+prompts_app = typer.Typer(
+    help="The bots in prompts/: check what they cost and what would break their cache.",
+    no_args_is_help=True,
+)
+
+
+@prompts_app.command("check")
+def check() -> None:
+    """Render every bot as the engine will; exit 1 on anything that would defeat the prefix cache."""
+    settings = get_settings()
+    try:
+        model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+        result = check_prompts(settings.prompts_dir, model_dir, settings.block_size)
+    except (ModelError, CheckError) as error:
+        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from error
+    typer.echo(f"bots in {settings.prompts_dir}, model {model_dir}\n")
+    typer.echo(usage_table(result, settings.block_size))
+    if result.ok:
+        typer.echo("\nno cache-busters found")
+        return
+    problems = [("(model)", problem) for problem in result.model_problems]
+    problems += [(report.slug, problem) for report in result.bots for problem in report.problems]
+    typer.secho(f"\n{len(problems)} problem(s):", fg=typer.colors.RED)
+    for bot, problem in problems:
+        typer.echo(f"{bot}/{problem.file}: {problem.kind}: {problem.detail}")
+    raise typer.Exit(1)
+
+
+def usage_table(result: CheckResult, block_size: int) -> str:
+    header = ("bot", "prefix tokens", "in full blocks", "first turn tokens", "from cache", "share")
+    rows = [header]
+    for report in result.bots:
+        usage = report.usage
+        if usage is None:
+            rows.append((report.slug, "-", "-", "-", "-", "-"))
+            continue
+        rows.append(
+            (
+                report.slug,
+                str(usage.prefix_tokens),
+                str(usage.prefix_cached),
+                str(usage.first_turn_tokens),
+                str(usage.first_turn_cached),
+                f"{usage.first_turn_share:.1%}",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            [row[0].ljust(widths[0]), *(cell.rjust(w) for cell, w in zip(row[1:], widths[1:], strict=True))]
+        )
+        for row in rows
+    ]
+    notes = (
+        f"in full blocks     floor(prefix / {block_size}) * {block_size}: the blocks the prefix fills,"
+        " cached by the warm-up",
+        "first turn tokens  prefix + a typical customer question + the generation prompt",
+        f"from cache         min(in full blocks, cacheable_tokens(first turn, {block_size})):"
+        " the engine computes",
+        "                   a prompt's last token itself, so a prompt never hits in full",
+        "share              from cache / first turn tokens",
+    )
+    return "\n".join([*lines, "", *notes])
