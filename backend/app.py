@@ -27,6 +27,10 @@ from backend.events import routes as events
 from backend.events.bus import EventBus, MemoryEventBus, RedisEventBus
 from backend.inbox import routes as inbox
 from backend.inbox.service import InboxService
+from backend.metrics import routes as metrics_routes
+from backend.metrics.prometheus import HttpMetrics
+from backend.metrics.recorder import Metrics
+from backend.metrics.store import MemoryMetricsStore, MetricsStore, RedisMetricsStore
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
@@ -51,10 +55,29 @@ def create_event_bus(settings: Settings) -> EventBus:
     return MemoryEventBus()
 
 
+def create_metrics_store(settings: Settings) -> MetricsStore:
+    if settings.redis_url:
+        return RedisMetricsStore(settings.redis_url, key_prefix=settings.redis_key_prefix)
+    return MemoryMetricsStore()
+
+
 def load_tokenizer(model_dir: Path):
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(model_dir)
+
+
+def create_chat_service(settings: Settings, sessions, tokenizer) -> ChatService:
+    """The chat service and what it stands on (session store, event bus, metrics), from settings."""
+    return ChatService(
+        settings=settings,
+        sessions=sessions,
+        context=ConversationContext(create_session_store(settings)),
+        events=create_event_bus(settings),
+        assembler=PromptAssembler(ChatFormat(tokenizer)),
+        bots=load_bots(settings.prompts_dir),
+        metrics=Metrics(create_metrics_store(settings)),
+    )
 
 
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
@@ -65,18 +88,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     async def lifespan(app: FastAPI):
         db_engine = create_db_engine(settings.database_url)
         sessions = create_session_factory(db_engine)
-        store = create_session_store(settings)
-        bus = create_event_bus(settings)
         model_dir = resolve_model_dir(settings.model, settings.cache_dir)
         tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
-        chat = ChatService(
-            settings=settings,
-            sessions=sessions,
-            context=ConversationContext(store),
-            events=bus,
-            assembler=PromptAssembler(ChatFormat(tokenizer)),
-            bots=load_bots(settings.prompts_dir),
-        )
+        chat = create_chat_service(settings, sessions, tokenizer)
+        bus, metrics = chat.events, chat.metrics
         await chat.sync_bots()
         worker = WebhookWorker(
             sessions,
@@ -84,7 +99,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             backoff_base_s=settings.webhook_backoff_base_s,
             poll_interval_s=settings.webhook_poll_interval_s,
         )
-        app.state.sessions, app.state.events = sessions, bus
+        app.state.sessions, app.state.events, app.state.metrics = sessions, bus, metrics
         app.state.chat, app.state.inbox = chat, InboxService(chat)
         owned_engine: VllmEngine | None = None
 
@@ -104,6 +119,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             asyncio.create_task(start_engine()),
             asyncio.create_task(worker.run()),
             asyncio.create_task(chat.stop_replies_on_takeover()),
+            asyncio.create_task(metrics.sample_engine()),
         ]
         try:
             yield
@@ -118,7 +134,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
                 owned_engine.shutdown()
             await worker.close()
             await bus.close()
-            await store.close()
+            await chat.context.store.close()
+            await metrics.store.close()
             await db_engine.dispose()
 
     app = FastAPI(
@@ -130,6 +147,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.settings = settings
     app.state.startup_error = None
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(HttpMetrics)
     if settings.widget_origins:
         # Shops on other origins embed the widget; it sends the customer token as a header.
         app.add_middleware(
@@ -139,7 +157,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             allow_headers=["authorization", "content-type"],
         )
     app.mount("/static", pages.static_files(), name="static")
-    for module in (health, pages, widget, events, inbox, agents, reports, webhooks):
+    for module in (health, pages, widget, events, inbox, agents, reports, webhooks, metrics_routes):
         app.include_router(module.router)
 
     @app.exception_handler(AppError)

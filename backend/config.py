@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     webhook_backoff_base_s: float = 2.0
     webhook_poll_interval_s: float = 1.0
 
+    # Prometheus scrapers send this as a bearer token; unset, /metrics answers loopback only.
+    metrics_token: str | None = None
+
     # HTTP server.
     host: str = "127.0.0.1"
     port: int = 8000

@@ -28,16 +28,12 @@ def percentile(values: list[float], share: float) -> float:
 async def run_mode(*, caching: bool, conversations: int, bot: str, max_tokens: int) -> dict:
     from transformers import AutoTokenizer
 
+    from backend.app import create_chat_service
     from backend.config import Settings
-    from backend.conversations.service import ChatService
-    from backend.conversations.session_store import MemorySessionStore
     from backend.db import create_db_engine, create_session_factory
     from backend.engine.model_store import resolve_model_dir
     from backend.engine.vllm_engine import VllmEngine
     from backend.migrate import upgrade
-    from backend.prompting.assembler import PromptAssembler
-    from backend.prompting.bots import load_bots
-    from backend.prompting.chat_format import ChatFormat
 
     base = Settings()
     database = Path(tempfile.mkdtemp()) / "bench.db"
@@ -52,13 +48,7 @@ async def run_mode(*, caching: bool, conversations: int, bot: str, max_tokens: i
     await asyncio.to_thread(upgrade, settings.database_url)
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
     db = create_db_engine(settings.database_url)
-    chat = ChatService(
-        settings=settings,
-        sessions=create_session_factory(db),
-        store=MemorySessionStore(3600),
-        assembler=PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(model_dir))),
-        bots=load_bots(settings.prompts_dir),
-    )
+    chat = create_chat_service(settings, create_session_factory(db), AutoTokenizer.from_pretrained(model_dir))
     await chat.sync_bots()
     load_started = time.perf_counter()
     engine = await VllmEngine.start(settings, model_dir)

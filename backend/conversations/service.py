@@ -42,6 +42,8 @@ from backend.events.bus import (
     EventBus,
     publish_all,
 )
+from backend.metrics.recorder import Metrics
+from backend.metrics.store import Reply
 from backend.prompting.assembler import BotPrefix, PromptAssembler
 from backend.prompting.bots import Bot, BotDefinitionError
 from backend.webhooks.service import stage_deliveries
@@ -98,6 +100,21 @@ def message_event(message: Message) -> Event:
     )
 
 
+def done_event(message_id: int, result: GenerationResult, status: ConversationStatus) -> dict[str, Any]:
+    return {
+        "message_id": message_id,
+        "text": result.text,
+        "prompt_tokens": result.prompt_tokens,
+        "cached_tokens": result.cached_tokens,
+        "completion_tokens": len(result.token_ids),
+        "ttft_ms": round(result.ttft_s * 1000, 1),
+        "total_ms": round(result.total_s * 1000, 1),
+        "finish_reason": result.finish_reason,
+        "status": status.value,
+        "handoff": status != ConversationStatus.BOT,
+    }
+
+
 class ChatService:
     def __init__(
         self,
@@ -108,6 +125,7 @@ class ChatService:
         events: EventBus,
         assembler: PromptAssembler,
         bots: dict[str, Bot],
+        metrics: Metrics,
     ):
         self.settings = settings
         self.sessions = sessions
@@ -115,6 +133,7 @@ class ChatService:
         self.events = events
         self.assembler = assembler
         self.definitions = bots
+        self.metrics = metrics
         self.bots: dict[str, LiveBot] = {}
         self.engine: Engine | None = None
         self.ready = False
@@ -270,6 +289,7 @@ class ChatService:
             await stage_deliveries(db, events)
             await db.commit()
         await publish_all(self.events, events)
+        await self.metrics.conversation_active(conversation_id)
         turn = Turn(user.id)
         self._stop_reply[conversation_id] = asyncio.Event()
         task = asyncio.create_task(
@@ -384,44 +404,31 @@ class ChatService:
         emit = turn.queue.put_nowait
         emit(("accepted", {"user_message_id": turn.user_message_id, "reply_message_id": reply.id}))
         stop = self._stop_reply[conversation.id]
+        bot = conversation.bot.slug
         try:
             result = await self._stream_reply(prompt, max_tokens, reply.id, stop, emit)
             reply_ids = self.assembler.reply(result.token_ids)
             status = await self._finish_reply(conversation.id, reply.id, result, reply_ids, stop.is_set())
-            await self.context.remember(
-                conversation.id, Session([*context_ids, *reply_ids], reply.seq, result.text)
-            )
-            emit(
-                (
-                    "done",
-                    {
-                        "message_id": reply.id,
-                        "text": result.text,
-                        "prompt_tokens": result.prompt_tokens,
-                        "cached_tokens": result.cached_tokens,
-                        "completion_tokens": len(result.token_ids),
-                        "ttft_ms": round(result.ttft_s * 1000, 1),
-                        "total_ms": round(result.total_s * 1000, 1),
-                        "finish_reason": result.finish_reason,
-                        "status": status.value,
-                        "handoff": status != ConversationStatus.BOT,
-                    },
+            session = Session([*context_ids, *reply_ids], reply.seq, result.text)
+            await self.context.remember(conversation.id, session)
+            emit(("done", done_event(reply.id, result, status)))
+            if not stop.is_set():  # an interrupted reply has no meaningful timings
+                await self.metrics.reply(
+                    Reply(
+                        bot,
+                        True,
+                        result.ttft_s * 1000,
+                        result.total_s * 1000,
+                        result.prompt_tokens,
+                        result.cached_tokens,
+                    )
                 )
-            )
         except Exception as error:
             logger.exception("reply %s failed", reply.id)
             await self._fail_reply(reply.id, str(error))
-            emit(
-                (
-                    "error",
-                    {
-                        "message_id": reply.id,
-                        "code": "generation_failed",
-                        "detail": "the reply could not be generated; your message is saved, "
-                        "please send it again",
-                    },
-                )
-            )
+            detail = "the reply could not be generated; your message is saved, please send it again"
+            emit(("error", {"message_id": reply.id, "code": "generation_failed", "detail": detail}))
+            await self.metrics.reply(Reply(bot, False))
         finally:
             self._stop_reply.pop(conversation.id, None)
             await self.context.unlock(conversation.id)

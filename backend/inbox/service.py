@@ -82,6 +82,7 @@ class InboxService:
         finally:
             await context.unlock(conversation_id)
         await publish_all(self.chat.events, events)
+        await self.chat.metrics.conversation_active(conversation_id)
         return message
 
     async def add_note(self, conversation_id: str, agent: Agent, text: str) -> Note:
