@@ -31,6 +31,7 @@ from backend.metrics import routes as metrics_routes
 from backend.metrics.prometheus import HttpMetrics
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import MemoryMetricsStore, MetricsStore, RedisMetricsStore
+from backend.prompting import routes as prompt_routes
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
@@ -118,7 +119,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         background = [
             asyncio.create_task(start_engine()),
             asyncio.create_task(worker.run()),
-            asyncio.create_task(chat.stop_replies_on_takeover()),
+            asyncio.create_task(chat.follow_events()),
             asyncio.create_task(metrics.sample_engine()),
         ]
         try:
@@ -157,7 +158,18 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             allow_headers=["authorization", "content-type"],
         )
     app.mount("/static", pages.static_files(), name="static")
-    for module in (health, pages, widget, events, inbox, agents, reports, webhooks, metrics_routes):
+    for module in (
+        health,
+        pages,
+        widget,
+        events,
+        inbox,
+        agents,
+        reports,
+        webhooks,
+        metrics_routes,
+        prompt_routes,
+    ):
         app.include_router(module.router)
 
     @app.exception_handler(AppError)

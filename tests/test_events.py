@@ -3,21 +3,32 @@
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 
-from backend.config import Settings
+from backend.agents.models import AgentRole
+from backend.config import PROJECT_ROOT, Settings
 from tests.helpers import auth, done_event, send, start
-from tests.support import free_port, make_agent, wait_ready
+from tests.support import free_port, make_agent, running_app, wait_ready
 
 
 @pytest.fixture(scope="module")
-async def second_process(tiny_settings: Settings, tmp_path_factory) -> AsyncIterator[str]:
+def shared_prompts(tmp_path_factory) -> Path:
+    """A prompts/ folder both processes read, so a test may edit it."""
+    target = tmp_path_factory.mktemp("shared") / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", target)
+    return target
+
+
+@pytest.fixture(scope="module")
+async def second_process(tiny_settings: Settings, tmp_path_factory, shared_prompts) -> AsyncIterator[str]:
     """`prefixdesk serve` in its own process, on the same database and Redis as the tests' app."""
     port = free_port()
     log = tmp_path_factory.mktemp("second") / "serve.log"
@@ -33,6 +44,7 @@ async def second_process(tiny_settings: Settings, tmp_path_factory) -> AsyncIter
         "PREFIXDESK_MAX_MODEL_LEN": "2048",
         "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
         "PREFIXDESK_MAX_REPLY_TOKENS": "8",
+        "PREFIXDESK_PROMPTS_DIR": str(shared_prompts),
     }
     with open(log, "w") as out:
         process = subprocess.Popen(
@@ -158,3 +170,23 @@ async def test_the_customer_sees_an_agent_reply_live_through_another_process(cli
         assert forbidden.status_code == 403
     finally:
         listener.cancel()
+
+
+async def test_a_prompt_reload_reaches_every_process(
+    tiny_settings, tiny_engine, second_process, shared_prompts
+):
+    settings = tiny_settings.model_copy(update={"prompts_dir": shared_prompts})
+    async with running_app(settings, tiny_engine) as client:
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        bot_file = shared_prompts / "shop-en" / "bot.toml"
+        bot_file.write_text(
+            bot_file.read_text().replace("How can I help you today?", "What can I do for you?")
+        )
+        assert (await client.post("/api/v1/admin/prompts/reload", headers=admin)).status_code == 200
+    async with httpx.AsyncClient(base_url=second_process) as other:
+        for _ in range(200):
+            started = (await other.post("/api/v1/widget/conversations", json={"bot": "shop-en"})).json()
+            if started["greeting"].endswith("What can I do for you?"):
+                break
+            await asyncio.sleep(0.1)
+        assert started["greeting"].endswith("What can I do for you?")

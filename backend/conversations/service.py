@@ -37,6 +37,7 @@ from backend.errors import (
 from backend.events.bus import (
     CONVERSATION_CREATED,
     MESSAGE_CREATED,
+    PROMPTS_RELOADED,
     STATUS_CHANGED,
     Event,
     EventBus,
@@ -45,7 +46,7 @@ from backend.events.bus import (
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
 from backend.prompting.assembler import BotPrefix, PromptAssembler
-from backend.prompting.bots import Bot, BotDefinitionError
+from backend.prompting.bots import Bot, BotDefinitionError, load_bots
 from backend.webhooks.service import stage_deliveries
 
 logger = logging.getLogger(__name__)
@@ -140,6 +141,7 @@ class ChatService:
         self._turn_tasks: set[asyncio.Task] = set()
         # Replies being generated in this process, by conversation: set to stop them.
         self._stop_reply: dict[str, asyncio.Event] = {}
+        self.instance_id = uuid.uuid4().hex  # tells this service's own broadcasts apart
 
     # -- start-up and shutdown --------------------------------------------------------
 
@@ -166,13 +168,51 @@ class ChatService:
         async for _ in engine.stream(token_ids, max_tokens=1, request_id=f"{label}-{uuid.uuid4().hex}"):
             pass
 
-    async def stop_replies_on_takeover(self) -> None:
-        """Any process may take a conversation over; the one generating its reply stops it."""
+    async def reload_bots(self) -> dict[str, dict[str, Any]]:
+        """Read prompts/ again; warm every changed prefix before it takes traffic, then switch.
+
+        Conversations keep the prompt version they started with; new ones get the new version.
+        """
+        try:
+            definitions = load_bots(self.settings.prompts_dir)
+        except BotDefinitionError as error:
+            raise InvalidInput(f"prompts not reloaded: {error}") from error
+        fresh: dict[str, LiveBot] = {}
+        async with self.sessions() as db:
+            for slug, definition in definitions.items():
+                prefix = self.assembler.bot_prefix(definition)
+                bot_row, version = await repo.upsert_bot_version(db, definition, prefix)
+                fresh[slug] = LiveBot(definition, prefix, bot_row.id, version.id)
+            await db.commit()
+        changed = {s for s, live in fresh.items() if s not in self.bots or self.bots[s].prefix != live.prefix}
+        if self.engine is not None:
+            for slug in sorted(changed):
+                await self.warm(self.engine, fresh[slug].prefix.token_ids, f"reload-{slug}")
+        for live in fresh.values():
+            self.context.know_prefix(live.prompt_version_id, live.prefix.token_ids)
+        self.definitions, self.bots = definitions, fresh
+        return {
+            slug: {
+                "prompt_version_id": live.prompt_version_id,
+                "digest": live.prefix.digest,
+                "prefix_tokens": len(live.prefix.token_ids),
+                "changed": slug in changed,
+            }
+            for slug, live in sorted(fresh.items())
+        }
+
+    async def follow_events(self) -> None:
+        """What other processes tell this one: stop a reply an agent took over; reload prompts."""
         async for event in self.events.subscribe():
             if event.type == STATUS_CHANGED and event.data.get("status") != ConversationStatus.BOT:
                 stop = self._stop_reply.get(event.conversation_id)
                 if stop is not None:
                     stop.set()
+            elif event.type == PROMPTS_RELOADED and event.data.get("origin") != self.instance_id:
+                try:
+                    await self.reload_bots()
+                except Exception:
+                    logger.exception("prompts reload asked by another process failed")
 
     async def drain(self) -> None:
         """Let replies being generated finish and be stored before shutdown."""

@@ -24,6 +24,8 @@ MESSAGE_CREATED = "message.created"
 STATUS_CHANGED = "conversation.status_changed"
 HANDOFF_REQUESTED = "conversation.handoff_requested"
 EVENT_TYPES = (CONVERSATION_CREATED, MESSAGE_CREATED, STATUS_CHANGED, HANDOFF_REQUESTED)
+# Between app processes only (not streamed to agents, not sent to webhooks).
+PROMPTS_RELOADED = "prompts.reloaded"
 
 
 @dataclass(frozen=True)

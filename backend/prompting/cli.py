@@ -1,5 +1,9 @@
 """`prefixdesk prompts ...`: the bots in prompts/, checked before they reach the cache."""
 
+import os
+from typing import Annotated
+
+import httpx
 import typer
 
 from backend.config import get_settings
@@ -33,6 +37,36 @@ def check() -> None:
     for bot, problem in problems:
         typer.echo(f"{bot}/{problem.file}: {problem.kind}: {problem.detail}")
     raise typer.Exit(1)
+
+
+@prompts_app.command("reload")
+def reload(
+    url: Annotated[str, typer.Option(help="The running app.")] = "http://127.0.0.1:8000",
+    token: Annotated[str | None, typer.Option(help="An admin API token [env: PREFIXDESK_API_TOKEN]")] = None,
+) -> None:
+    """Make the running app (every process of it) read prompts/ again, warming changed prefixes first."""
+    token = token or os.environ.get("PREFIXDESK_API_TOKEN")
+    if not token:
+        typer.secho(
+            "error: pass --token or set PREFIXDESK_API_TOKEN (an admin token)", fg=typer.colors.RED, err=True
+        )
+        raise typer.Exit(1)
+    try:
+        response = httpx.post(
+            f"{url.rstrip('/')}/api/v1/admin/prompts/reload",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=300,
+        )
+    except httpx.HTTPError as error:
+        typer.secho(f"error: cannot reach {url}: {error}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from error
+    if response.is_error:
+        detail = response.json().get("detail", response.text) if response.content else response.reason_phrase
+        typer.secho(f"error: {response.status_code}: {detail}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+    for slug, bot in response.json()["bots"].items():
+        state = "new version, warmed" if bot["changed"] else "unchanged"
+        typer.echo(f"{slug}\tversion {bot['prompt_version_id']}\t{bot['prefix_tokens']} tokens\t{state}")
 
 
 def usage_table(result: CheckResult, block_size: int) -> str:

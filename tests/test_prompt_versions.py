@@ -1,0 +1,107 @@
+"""Prompt versions: a conversation keeps its prefix; a reload warms new prefixes before traffic."""
+
+import asyncio
+import shutil
+import sys
+
+import httpx
+import pytest
+
+from backend.agents.models import AgentRole
+from backend.config import PROJECT_ROOT
+from backend.conversations import repository
+from tests.helpers import done_event, send, start
+from tests.support import client_app, make_agent, running_app, served, wait_ready
+
+
+@pytest.fixture
+def prompts_copy(tmp_path):
+    target = tmp_path / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", target)
+    return target
+
+
+async def context_of(client, conversation) -> list[int]:
+    chat = client.app.state.chat
+    async with chat.sessions() as db:
+        return await chat.context.rebuild(
+            db, await repository.get_conversation(db, conversation["conversation_id"])
+        )
+
+
+async def test_conversations_keep_their_version_and_reloads_are_warm(
+    tiny_settings, tiny_engine, prompts_copy
+):
+    settings = tiny_settings.model_copy(update={"prompts_dir": prompts_copy})
+    async with running_app(settings, tiny_engine) as client:
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        before = await start(client)
+        old_prefix = client.app.state.chat.bots["shop-en"].prefix.token_ids
+        policy = prompts_copy / "shop-en" / "policy.md"
+        policy.write_text(policy.read_text().replace("within 45 days", "within 60 days"))
+
+        reloaded = await client.post("/api/v1/admin/prompts/reload", headers=admin)
+        assert reloaded.status_code == 200
+        bots = reloaded.json()["bots"]
+        assert bots["shop-en"]["changed"] and not bots["appliance-zh"]["changed"]
+        new_prefix = client.app.state.chat.bots["shop-en"].prefix.token_ids
+        assert new_prefix != old_prefix
+
+        after = await start(client)
+        first = done_event(await send(client, after, "How long do I have to return an item?"))
+        # The new prefix was warmed by the reload, before this conversation existed.
+        assert first["cached_tokens"] >= len(new_prefix) // 32 * 32
+        assert (await context_of(client, after))[: len(new_prefix)] == list(new_prefix)
+
+        # The older conversation still sees the prefix it started with.
+        done_event(await send(client, before, "And how long for a refund?"))
+        assert (await context_of(client, before))[: len(old_prefix)] == list(old_prefix)
+
+        versions = (await client.get("/api/v1/admin/bots", headers=admin)).json()
+        shop = next(b for b in versions if b["slug"] == "shop-en")
+        current = [v for v in shop["versions"] if v["current"]]
+        assert len(current) == 1 and current[0]["id"] == bots["shop-en"]["prompt_version_id"]
+        assert len(shop["versions"]) >= 2
+
+
+async def test_a_broken_edit_is_refused_and_the_old_prompts_keep_serving(
+    tiny_settings, tiny_engine, prompts_copy
+):
+    settings = tiny_settings.model_copy(update={"prompts_dir": prompts_copy})
+    async with running_app(settings, tiny_engine) as client:
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        _, agent = await make_agent(client.app)
+        assert (await client.post("/api/v1/admin/prompts/reload", headers=agent)).status_code == 403
+        (prompts_copy / "shop-en" / "system.j2").write_text("You work for {{ compnay }}.\n{{ policy }}")
+        refused = await client.post("/api/v1/admin/prompts/reload", headers=admin)
+        assert refused.status_code == 422 and "compnay" in refused.json()["detail"]
+        done_event(await send(client, await start(client), "Still there?"))
+
+
+async def test_the_reload_command_reaches_the_running_app(tiny_settings, tiny_engine, prompts_copy):
+    settings = tiny_settings.model_copy(update={"prompts_dir": prompts_copy})
+    async with served(settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
+        await wait_ready(client)
+        _, admin = await make_agent(client_app(url), AgentRole.ADMIN)
+        greeting = prompts_copy / "appliance-zh" / "bot.toml"
+        greeting.write_text(
+            greeting.read_text().replace("您好，请问有什么可以帮您？", "您好！请问需要什么帮助？")
+        )
+        # Not subprocess.run: this event loop also serves the app the command talks to.
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "backend.cli",
+            "prompts",
+            "reload",
+            "--url",
+            url,
+            env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PREFIXDESK_API_TOKEN": admin["Authorization"][7:]},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(process.communicate(), 300)
+        assert process.returncode == 0, stderr.decode()
+        assert "appliance-zh\tversion" in stdout.decode() and "new version, warmed" in stdout.decode()
+        started = (await client.post("/api/v1/widget/conversations", json={"bot": "appliance-zh"})).json()
+        assert started["greeting"] == "您好！请问需要什么帮助？"
