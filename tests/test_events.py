@@ -99,7 +99,6 @@ async def subscribed(url: str, path: str, headers: dict, into: list) -> asyncio.
     ready = asyncio.Event()
     task = asyncio.create_task(collect(url, path, headers, into, ready))
     await asyncio.wait_for(ready.wait(), 10)
-    await asyncio.sleep(0.2)  # the Redis subscription is live just after the response starts
     return task
 
 

@@ -203,7 +203,7 @@ class ChatService:
 
     async def follow_events(self) -> None:
         """What other processes tell this one: stop a reply an agent took over; reload prompts."""
-        async for event in self.events.subscribe():
+        async for event in await self.events.subscribe():
             if event.type == STATUS_CHANGED and event.data.get("status") != ConversationStatus.BOT:
                 stop = self._stop_reply.get(event.conversation_id)
                 if stop is not None:

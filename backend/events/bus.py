@@ -46,7 +46,11 @@ class Event:
 
 class EventBus(Protocol):
     async def publish(self, event: Event) -> None: ...
-    def subscribe(self) -> AsyncIterator[Event]: ...
+
+    async def subscribe(self) -> AsyncIterator[Event]:
+        """Returns once subscribed: every event published afterwards reaches the iterator."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -63,6 +67,9 @@ class MemoryEventBus:
     async def subscribe(self) -> AsyncIterator[Event]:
         queue: asyncio.Queue = asyncio.Queue()
         self._subscribers.add(queue)
+        return self._listen(queue)
+
+    async def _listen(self, queue: asyncio.Queue) -> AsyncIterator[Event]:
         try:
             while True:
                 yield await queue.get()
@@ -86,6 +93,9 @@ class RedisEventBus:
     async def subscribe(self) -> AsyncIterator[Event]:
         pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
         await pubsub.subscribe(self._channel)
+        return self._listen(pubsub)
+
+    async def _listen(self, pubsub) -> AsyncIterator[Event]:
         try:
             async for message in pubsub.listen():
                 if message["type"] == "message":

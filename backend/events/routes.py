@@ -15,9 +15,12 @@ router = APIRouter(tags=["events"])
 SSE = {200: {"content": {"text/event-stream": {}}}, **{c: {"model": ErrorBody} for c in (401, 403, 404)}}
 
 
-def _stream(request: Request, keep):
+async def _stream(request: Request, keep) -> EventSourceResponse:
+    # Subscribed before the response starts: a client that sees the stream open misses nothing.
+    subscription = await request.app.state.events.subscribe()
+
     async def events():
-        async for event in request.app.state.events.subscribe():
+        async for event in subscription:
             if keep(event):
                 yield {"event": event.type, "id": event.id, "data": event.to_json()}
 
@@ -32,7 +35,7 @@ async def agent_events(
 ):
     """Every conversation's events, from whichever app process they happen in."""
     wanted = set(types or EVENT_TYPES)
-    return _stream(request, lambda event: event.type in wanted)
+    return await _stream(request, lambda event: event.type in wanted)
 
 
 def _customer_sees(conversation_id: str, event: Event) -> bool:
@@ -47,4 +50,4 @@ def _customer_sees(conversation_id: str, event: Event) -> bool:
 @router.get("/api/v1/widget/conversations/{conversation_id}/events", responses=SSE, tags=["widget"])
 async def customer_events(request: Request, conversation: CustomerConversation):
     """This conversation's agent replies and status changes, live."""
-    return _stream(request, lambda event: _customer_sees(conversation.id, event))
+    return await _stream(request, lambda event: _customer_sees(conversation.id, event))
