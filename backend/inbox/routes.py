@@ -30,13 +30,20 @@ def inbox_service(request: Request) -> InboxService:
 Inbox = Annotated[InboxService, Depends(inbox_service)]
 
 
+def _identity(conversation) -> dict:
+    """The fields every view of a conversation starts with."""
+    return {
+        "id": conversation.id,
+        "bot": conversation.bot.slug,
+        "status": conversation.status.value,
+        "assignee_id": conversation.assignee_id,
+        "handoff_reason": conversation.handoff_reason.value if conversation.handoff_reason else None,
+    }
+
+
 def summary(conversation, last) -> ConversationSummary:
     return ConversationSummary(
-        id=conversation.id,
-        bot=conversation.bot.slug,
-        status=conversation.status.value,
-        assignee_id=conversation.assignee_id,
-        handoff_reason=conversation.handoff_reason.value if conversation.handoff_reason else None,
+        **_identity(conversation),
         message_count=conversation.message_count,
         last_message=last.text if last else None,
         created_at=conversation.created_at,
@@ -69,11 +76,7 @@ async def transcript(conversation_id: str, _agent: CurrentAgent, inbox: Inbox) -
     """The whole conversation: each message with its timings and cached tokens, and the private notes."""
     conversation, messages, notes, greeting = await inbox.transcript(conversation_id)
     return Transcript(
-        id=conversation.id,
-        bot=conversation.bot.slug,
-        status=conversation.status.value,
-        assignee_id=conversation.assignee_id,
-        handoff_reason=conversation.handoff_reason.value if conversation.handoff_reason else None,
+        **_identity(conversation),
         context=conversation.context,
         greeting=greeting,
         handed_off_at=conversation.handed_off_at,
