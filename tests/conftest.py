@@ -20,6 +20,7 @@ from tests.support import (
     CHROMIUM_ARGS,
     REDIS_URL,
     TEST_DATABASE,
+    drop_database,
     recreate_database,
     running_app,
     served,
@@ -38,10 +39,11 @@ def tiny_model_dir(default_model_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-async def database_url() -> str:
+async def database_url() -> AsyncIterator[str]:
     url = await recreate_database(TEST_DATABASE)
     await asyncio.to_thread(upgrade, url)
-    return url
+    yield url
+    await drop_database(TEST_DATABASE)
 
 
 @pytest.fixture(scope="session")

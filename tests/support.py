@@ -22,7 +22,8 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "PREFIXDESK_TEST_POSTGRES", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 )
 REDIS_URL = os.environ.get("PREFIXDESK_TEST_REDIS", "redis://127.0.0.1:6379/0")
-TEST_DATABASE = "prefixdesk_test"
+# One database per test session, so sessions running side by side never share one.
+TEST_DATABASE = f"prefixdesk_test_{os.getpid()}"
 CHROMIUM = os.environ.get("PREFIXDESK_TEST_CHROMIUM", "/usr/bin/chromium")
 # No sandbox as root; no background traffic (this machine has no network beyond loopback).
 CHROMIUM_ARGS = [
@@ -38,14 +39,22 @@ SCREENSHOTS = Path(os.environ.get("PREFIXDESK_SCREENSHOTS_DIR", "var/screenshots
 CACHE_DIR = Path(os.environ.get("PREFIXDESK_CACHE_DIR", Path.home() / ".cache" / "prefixdesk"))
 
 
-async def recreate_database(name: str) -> str:
+async def _admin(statement: str) -> None:
     admin = create_db_engine(POSTGRES_ADMIN_URL)
     async with admin.connect() as connection:
         connection = await connection.execution_options(isolation_level="AUTOCOMMIT")
-        await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
+        await connection.execute(text(statement))
     await admin.dispose()
+
+
+async def recreate_database(name: str) -> str:
+    await drop_database(name)
+    await _admin(f'CREATE DATABASE "{name}"')
     return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def drop_database(name: str) -> None:
+    await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @asynccontextmanager

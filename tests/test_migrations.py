@@ -1,13 +1,14 @@
 """Alembic migrations run on Postgres and SQLite, up and down."""
 
 import asyncio
+import os
 
 from sqlalchemy import inspect
 
 from backend.db import create_db_engine
 from backend.migrate import alembic_config, upgrade
 from backend.models import Base
-from tests.support import recreate_database
+from tests.support import drop_database, recreate_database
 
 TABLES = set(Base.metadata.tables) | {"alembic_version"}
 
@@ -34,7 +35,11 @@ async def up_and_down(url: str) -> None:
 
 
 async def test_migrations_on_postgres():
-    await up_and_down(await recreate_database("prefixdesk_migrations_test"))
+    name = f"prefixdesk_migrations_test_{os.getpid()}"
+    try:
+        await up_and_down(await recreate_database(name))
+    finally:
+        await drop_database(name)
 
 
 async def test_migrations_on_sqlite(tmp_path):
