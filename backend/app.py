@@ -33,7 +33,6 @@ from backend.metrics.recorder import Metrics
 from backend.metrics.store import MemoryMetricsStore, MetricsStore, RedisMetricsStore
 from backend.prompting import routes as prompt_routes
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
 from backend.reports import routes as reports
 from backend.webhooks import routes as webhooks
@@ -76,7 +75,6 @@ def create_chat_service(settings: Settings, sessions, tokenizer) -> ChatService:
         context=ConversationContext(create_session_store(settings)),
         events=create_event_bus(settings),
         assembler=PromptAssembler(ChatFormat(tokenizer)),
-        bots=load_bots(settings.prompts_dir),
         metrics=Metrics(create_metrics_store(settings)),
     )
 

@@ -1,7 +1,5 @@
 """Agents, their API tokens and canned responses."""
 
-import hashlib
-import hmac
 import re
 import secrets
 
@@ -11,13 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.agents.models import Agent, AgentRole, ApiToken, CannedResponse
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound
+from backend.tokens import digest, matches
 
 TOKEN_PREFIX = "pdk_"  # noqa: S105 (a label, not a secret): tells an agent token apart from a customer's widget token at a glance
 SHORTCODE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 async def create_agent(db: AsyncSession, *, name: str, email: str, role: AgentRole) -> Agent:
@@ -32,7 +27,7 @@ async def create_agent(db: AsyncSession, *, name: str, email: str, role: AgentRo
 async def issue_token(db: AsyncSession, agent: Agent) -> tuple[ApiToken, str]:
     """A new token for `agent`; the plain token is returned once and never stored."""
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken(agent_id=agent.id, token_hash=hash_token(plain), display_prefix=plain[:10])
+    token = ApiToken(agent_id=agent.id, token_hash=digest(plain), display_prefix=plain[:10])
     db.add(token)
     await db.flush()
     return token, plain
@@ -40,9 +35,9 @@ async def issue_token(db: AsyncSession, agent: Agent) -> tuple[ApiToken, str]:
 
 async def authenticate(db: AsyncSession, plain: str) -> Agent | None:
     """The active agent a live token belongs to, or None."""
-    token = await db.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(plain)))
+    token = await db.scalar(select(ApiToken).where(ApiToken.token_hash == digest(plain)))
     # The lookup is by digest; compare again in constant time so no timing tells how much matched.
-    if token is None or not hmac.compare_digest(token.token_hash, hash_token(plain)):
+    if token is None or not matches(plain, token.token_hash):
         return None
     if token.revoked_at is not None or not token.agent.active:
         return None

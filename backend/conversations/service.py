@@ -1,8 +1,6 @@
 """The customer's side of a conversation: start it, send messages, get the bot's replies."""
 
 import asyncio
-import hashlib
-import hmac
 import logging
 import secrets
 import uuid
@@ -16,6 +14,8 @@ from backend.config import Settings
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
 from backend.conversations.context import ConversationContext
+from backend.conversations.live_bots import LiveBot, LiveBots
+from backend.conversations.messages import append_message, done_event, message_event
 from backend.conversations.models import (
     Conversation,
     ConversationStatus,
@@ -36,7 +36,6 @@ from backend.errors import (
 )
 from backend.events.bus import (
     CONVERSATION_CREATED,
-    MESSAGE_CREATED,
     PROMPTS_RELOADED,
     STATUS_CHANGED,
     Event,
@@ -45,26 +44,14 @@ from backend.events.bus import (
 )
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
-from backend.prompting.assembler import BotPrefix, PromptAssembler
-from backend.prompting.bots import Bot, BotDefinitionError, load_bots
+from backend.prompting.assembler import PromptAssembler
+from backend.prompting.bots import BotDefinitionError
+from backend.tokens import digest, matches
 from backend.webhooks.service import stage_deliveries
 
 logger = logging.getLogger(__name__)
 
 MIN_REPLY_TOKENS = 16  # below this, a reply would be cut off before it says anything
-
-
-def hash_token(token: str) -> str:
-    # Tokens are 256-bit random strings: a plain digest is enough, and it is constant-time compared.
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass
-class LiveBot:
-    definition: Bot
-    prefix: BotPrefix
-    bot_id: int
-    prompt_version_id: int
 
 
 @dataclass
@@ -86,36 +73,6 @@ class NewConversation:
     greeting: str
 
 
-def message_event(message: Message) -> Event:
-    return Event(
-        MESSAGE_CREATED,
-        message.conversation_id,
-        {
-            "message_id": message.id,
-            "seq": message.seq,
-            "role": message.role.value,
-            "text": message.text,
-            "status": message.status.value,
-            "author_agent_id": message.author_agent_id,
-        },
-    )
-
-
-def done_event(message_id: int, result: GenerationResult, status: ConversationStatus) -> dict[str, Any]:
-    return {
-        "message_id": message_id,
-        "text": result.text,
-        "prompt_tokens": result.prompt_tokens,
-        "cached_tokens": result.cached_tokens,
-        "completion_tokens": len(result.token_ids),
-        "ttft_ms": round(result.ttft_s * 1000, 1),
-        "total_ms": round(result.total_s * 1000, 1),
-        "finish_reason": result.finish_reason,
-        "status": status.value,
-        "handoff": status != ConversationStatus.BOT,
-    }
-
-
 class ChatService:
     def __init__(
         self,
@@ -125,7 +82,6 @@ class ChatService:
         context: ConversationContext,
         events: EventBus,
         assembler: PromptAssembler,
-        bots: dict[str, Bot],
         metrics: Metrics,
     ):
         self.settings = settings
@@ -133,9 +89,10 @@ class ChatService:
         self.context = context
         self.events = events
         self.assembler = assembler
-        self.definitions = bots
         self.metrics = metrics
-        self.bots: dict[str, LiveBot] = {}
+        self.bots = LiveBots(
+            prompts_dir=settings.prompts_dir, sessions=sessions, assembler=assembler, context=context
+        )
         self.engine: Engine | None = None
         self.ready = False
         self._turn_tasks: set[asyncio.Task] = set()
@@ -147,59 +104,21 @@ class ChatService:
 
     async def sync_bots(self) -> None:
         """Record each bot and the version of its fixed prefix in the database."""
-        async with self.sessions() as db:
-            for slug, definition in self.definitions.items():
-                prefix = self.assembler.bot_prefix(definition)
-                bot_row, version = await repo.upsert_bot_version(db, definition, prefix)
-                self.bots[slug] = LiveBot(definition, prefix, bot_row.id, version.id)
-                self.context.know_prefix(version.id, prefix.token_ids)
-            await db.commit()
+        await self.bots.start()
 
     async def attach_engine(self, engine: Engine, *, warm_up: bool = True) -> None:
         """Run every bot's fixed prefix once so the first customer already hits the cache."""
         if warm_up:
-            for live in self.bots.values():
-                await self.warm(engine, live.prefix.token_ids, f"warmup-{live.prefix.bot_slug}")
+            await self.bots.warm(engine)
         self.engine = engine
         self.ready = True
 
-    @staticmethod
-    async def warm(engine: Engine, token_ids, label: str) -> None:
-        async for _ in engine.stream(token_ids, max_tokens=1, request_id=f"{label}-{uuid.uuid4().hex}"):
-            pass
-
     async def reload_bots(self) -> dict[str, dict[str, Any]]:
-        """Read prompts/ again; warm every changed prefix before it takes traffic, then switch.
-
-        Conversations keep the prompt version they started with; new ones get the new version.
-        """
+        """Read prompts/ again, warming changed prefixes on this process's engine first."""
         try:
-            definitions = load_bots(self.settings.prompts_dir)
+            return await self.bots.reload(self.engine)
         except BotDefinitionError as error:
             raise InvalidInput(f"prompts not reloaded: {error}") from error
-        fresh: dict[str, LiveBot] = {}
-        async with self.sessions() as db:
-            for slug, definition in definitions.items():
-                prefix = self.assembler.bot_prefix(definition)
-                bot_row, version = await repo.upsert_bot_version(db, definition, prefix)
-                fresh[slug] = LiveBot(definition, prefix, bot_row.id, version.id)
-            await db.commit()
-        changed = {s for s, live in fresh.items() if s not in self.bots or self.bots[s].prefix != live.prefix}
-        if self.engine is not None:
-            for slug in sorted(changed):
-                await self.warm(self.engine, fresh[slug].prefix.token_ids, f"reload-{slug}")
-        for live in fresh.values():
-            self.context.know_prefix(live.prompt_version_id, live.prefix.token_ids)
-        self.definitions, self.bots = definitions, fresh
-        return {
-            slug: {
-                "prompt_version_id": live.prompt_version_id,
-                "digest": live.prefix.digest,
-                "prefix_tokens": len(live.prefix.token_ids),
-                "changed": slug in changed,
-            }
-            for slug, live in sorted(fresh.items())
-        }
 
     async def follow_events(self) -> None:
         """What other processes tell this one: stop a reply an agent took over; reload prompts."""
@@ -236,7 +155,7 @@ class ChatService:
             id=str(uuid.uuid4()),
             bot_id=live.bot_id,
             prompt_version_id=live.prompt_version_id,
-            customer_token_hash=hash_token(token),
+            customer_token_hash=digest(token),
             context=context or None,
             context_token_ids=context_ids,
             status=ConversationStatus.BOT,
@@ -256,9 +175,7 @@ class ChatService:
             conversation = await repo.get_conversation(db, conversation_id)
         if conversation is None:
             raise NotFound(f"no conversation {conversation_id!r}")
-        if not customer_token or not hmac.compare_digest(
-            hash_token(customer_token), conversation.customer_token_hash
-        ):
+        if not customer_token or not matches(customer_token, conversation.customer_token_hash):
             raise Forbidden("this customer token does not open this conversation")
         return conversation
 
@@ -315,13 +232,15 @@ class ChatService:
                     f"this conversation has reached the model's context window "
                     f"({self.settings.max_model_len} tokens); please start a new conversation"
                 )
-            user = self._append(conversation, MessageRole.USER, text, user_ids)
+            user = append_message(conversation, MessageRole.USER, text, user_ids)
             db.add(user)
             if conversation.status == ConversationStatus.OPEN:
                 return await self._wait_for_agent(db, conversation, user, [*history, *user_ids], events)
             if live.definition.handoff.asks_for_human(text):
                 return await self._hand_over(db, conversation, live, user, [*history, *user_ids], events)
-            reply = self._append(conversation, MessageRole.ASSISTANT, "", [], status=MessageStatus.GENERATING)
+            reply = append_message(
+                conversation, MessageRole.ASSISTANT, "", [], status=MessageStatus.GENERATING
+            )
             reply.prompt_tokens = len(prompt)
             db.add(reply)
             await db.flush()
@@ -352,27 +271,6 @@ class ChatService:
             raise ServiceUnavailable(f"bot {conversation.bot.slug!r} is not loaded in this app")
         return live
 
-    @staticmethod
-    def _append(
-        conversation: Conversation,
-        role: MessageRole,
-        text: str,
-        token_ids: list[int],
-        *,
-        status: MessageStatus = MessageStatus.COMPLETE,
-        author_agent_id: int | None = None,
-    ) -> Message:
-        conversation.message_count += 1
-        return Message(
-            conversation_id=conversation.id,
-            seq=conversation.message_count,
-            role=role,
-            status=status,
-            text=text,
-            token_ids=token_ids,
-            author_agent_id=author_agent_id,
-        )
-
     async def _wait_for_agent(self, db, conversation, user, context_ids, events) -> Turn:
         """A human handles this conversation: the message waits for them; the bot stays silent."""
         await db.flush()
@@ -399,7 +297,7 @@ class ChatService:
         """The customer asked for a person: the bot says so (in context too) and steps aside."""
         message = live.definition.handoff.message
         reply_ids = self.assembler.scripted_reply(message)
-        reply = self._append(conversation, MessageRole.ASSISTANT, message, reply_ids)
+        reply = append_message(conversation, MessageRole.ASSISTANT, message, reply_ids)
         db.add(reply)
         await db.flush()
         events += [

@@ -163,3 +163,9 @@ class VllmEngine:
             ttft_s=(first_token_at or finished) - started,
             total_s=finished - started,
         )
+
+
+async def warm(engine: Engine, token_ids: Sequence[int], label: str) -> None:
+    """Run `token_ids` once (one output token) so their full blocks are in the prefix cache."""
+    async for _ in engine.stream(token_ids, max_tokens=1, request_id=f"{label}-{uuid.uuid4().hex}"):
+        pass

@@ -6,9 +6,11 @@ from backend.agents import service as agents
 from backend.agents.models import Agent
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
+from backend.conversations.messages import append_message, message_event
 from backend.conversations.models import Conversation, ConversationStatus, Message, MessageRole, Note
-from backend.conversations.service import ChatService, message_event
+from backend.conversations.service import ChatService
 from backend.conversations.session_store import Session
+from backend.engine.vllm_engine import warm
 from backend.errors import InvalidInput, NotFound
 from backend.events.bus import Event, publish_all
 from backend.inbox import repository as inbox_repo
@@ -69,7 +71,7 @@ class InboxService:
                 reply_ids = self.chat.assembler.scripted_reply(text)
                 if len(history) + len(reply_ids) > self.chat.settings.max_model_len:
                     raise InvalidInput("this reply does not fit in the model's context window")
-                message = self.chat._append(
+                message = append_message(
                     conversation, MessageRole.AGENT, text, reply_ids, author_agent_id=agent.id
                 )
                 db.add(message)
@@ -138,6 +140,6 @@ class InboxService:
         try:
             async with self.sessions() as db:
                 ids = await self.chat.context.ids(db, conversation)
-            await self.chat.warm(self.chat.engine, ids, f"handback-{conversation.id}")
+            await warm(self.chat.engine, ids, f"handback-{conversation.id}")
         except Exception as error:  # a cold cache costs time, not correctness
             logger.warning("warming %s after hand-back failed: %s", conversation.id, error)

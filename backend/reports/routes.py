@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from backend.agents.auth import CurrentAgent
 from backend.conversations.schemas import ErrorBody
 from backend.errors import InvalidInput
-from backend.reports.service import build_report
+from backend.reports.service import as_utc, build_report
 
 router = APIRouter(prefix="/api/v1/reports", tags=["agents: reports"])
 
@@ -26,8 +26,8 @@ async def report(
 ) -> dict[str, Any]:
     """Conversations, messages, resolved by the bot vs handed off, first human response time and
     resolution time (both from the handoff on: the bot's time is excluded), overall and per bot."""
-    end = _aware(to) if to else datetime.now(UTC)
-    start = _aware(from_) if from_ else end - timedelta(days=7)
+    end = as_utc(to) if to else datetime.now(UTC)
+    start = as_utc(from_) if from_ else end - timedelta(days=7)
     if start >= end:
         raise InvalidInput("'from' must be before 'to'")
     async with request.app.state.sessions() as db:
@@ -37,7 +37,3 @@ async def report(
         "total": asdict(result["total"]),
         "per_bot": {slug: asdict(r) for slug, r in result["per_bot"].items()},
     }
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

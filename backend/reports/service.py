@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.conversations.models import Bot, Conversation, ConversationStatus, Message
 
 
-def _utc(moment: datetime) -> datetime:
+def as_utc(moment: datetime) -> datetime:
     """SQLite hands datetimes back without a zone; they were stored in UTC."""
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -71,12 +71,12 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
 def _summarise(conversations: list[Conversation], messages: dict[str, int]) -> BotReport:
     handed = [c for c in conversations if c.handed_off_at is not None]
     first_reply = [
-        (_utc(c.first_human_reply_at) - _utc(c.handed_off_at)).total_seconds()
+        (as_utc(c.first_human_reply_at) - as_utc(c.handed_off_at)).total_seconds()
         for c in handed
         if c.first_human_reply_at
     ]
     resolution = [
-        (_utc(c.resolved_at) - _utc(c.handed_off_at)).total_seconds() for c in handed if c.resolved_at
+        (as_utc(c.resolved_at) - as_utc(c.handed_off_at)).total_seconds() for c in handed if c.resolved_at
     ]
     return BotReport(
         conversations=len(conversations),
