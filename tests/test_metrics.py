@@ -139,3 +139,20 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(browser, live
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=SCREENSHOTS / "admin.png", full_page=True)
     await context.close()
+
+
+async def test_the_apps_cached_tokens_agree_with_vllms_own_counter(client):
+    """vLLM counts prefix-cache hits in tokens: for the same replies, both ledgers must agree."""
+    from backend.metrics.prometheus import read_vllm_gauges
+
+    conversation = await start(client)
+    before = read_vllm_gauges()
+    replies = [done_event(await send(client, conversation, q)) for q in ("Hello", "Do you ship to Norway?")]
+    after = read_vllm_gauges()
+    assert sum(r["cached_tokens"] for r in replies) > 0
+    assert after["prefix_cache_hits"] - before["prefix_cache_hits"] == sum(
+        r["cached_tokens"] for r in replies
+    )
+    assert after["prefix_cache_queries"] - before["prefix_cache_queries"] == sum(
+        r["prompt_tokens"] for r in replies
+    )
