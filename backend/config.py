@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     enforce_eager: bool = True  # compilation costs minutes at start-up on the CPU
     seed: int = 0
 
+    # Keys each bot's prefix-cache salt: bots (tenants) never share cached blocks, so none can
+    # learn another's prompts from cache timing. Set it to a long random string in production.
+    secret_key: str = "development-only-secret"  # noqa: S105 (the development default)
+
     # Replies.
     max_reply_tokens: int = 256
     temperature: float = 0.0

@@ -13,8 +13,8 @@ class EngineThatDiesMidReply:
         self.block_size, self.max_model_len = inner.block_size, inner.max_model_len
         self.fail_next = False
 
-    async def stream(self, prompt_ids, *, max_tokens, request_id=None):
-        async for item in self.inner.stream(prompt_ids, max_tokens=max_tokens, request_id=request_id):
+    async def stream(self, prompt_ids, **options):
+        async for item in self.inner.stream(prompt_ids, **options):
             yield item
             if self.fail_next and isinstance(item, TokenDelta):
                 self.fail_next = False

@@ -1,5 +1,7 @@
 """The bots this process serves: each one's current prompt version, its fixed prefix warmed."""
 
+import hashlib
+import hmac
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,11 @@ class LiveBot:
     prefix: BotPrefix
     bot_id: int
     prompt_version_id: int
+    cache_salt: str  # every request of this bot carries it: no cache sharing across bots
+
+
+def cache_salt(secret_key: str, slug: str) -> str:
+    return hmac.new(secret_key.encode(), f"cache-salt:{slug}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
 class LiveBots(Mapping[str, LiveBot]):
@@ -29,11 +36,13 @@ class LiveBots(Mapping[str, LiveBot]):
         self,
         *,
         prompts_dir: Path,
+        secret_key: str,
         sessions: async_sessionmaker[AsyncSession],
         assembler: PromptAssembler,
         context: ConversationContext,
     ):
         self.prompts_dir = prompts_dir
+        self.secret_key = secret_key
         self.sessions = sessions
         self.assembler = assembler
         self.context = context
@@ -54,7 +63,8 @@ class LiveBots(Mapping[str, LiveBot]):
     async def warm(self, engine: Engine, slugs: set[str] | None = None) -> None:
         """Run fixed prefixes once so the first customer of each bot already hits the cache."""
         for slug in sorted(self._bots if slugs is None else slugs):
-            await warm(engine, self._bots[slug].prefix.token_ids, f"warmup-{slug}")
+            live = self._bots[slug]
+            await warm(engine, live.prefix.token_ids, f"warmup-{slug}", cache_salt=live.cache_salt)
 
     async def reload(self, engine: Engine | None) -> dict[str, dict[str, Any]]:
         """Read prompts/ again; warm every changed prefix before it takes traffic, then switch.
@@ -70,7 +80,8 @@ class LiveBots(Mapping[str, LiveBot]):
         }
         if engine is not None:
             for slug in sorted(changed):
-                await warm(engine, fresh[slug].prefix.token_ids, f"reload-{slug}")
+                live = fresh[slug]
+                await warm(engine, live.prefix.token_ids, f"reload-{slug}", cache_salt=live.cache_salt)
         self._bots = fresh
         return {
             slug: {
@@ -90,7 +101,8 @@ class LiveBots(Mapping[str, LiveBot]):
             for slug, definition in definitions.items():
                 prefix = self.assembler.bot_prefix(definition)
                 bot_row, version = await repo.upsert_bot_version(db, definition, prefix)
-                fresh[slug] = LiveBot(definition, prefix, bot_row.id, version.id)
+                salt = cache_salt(self.secret_key, slug)
+                fresh[slug] = LiveBot(definition, prefix, bot_row.id, version.id, salt)
             await db.commit()
         for live in fresh.values():
             self.context.know_prefix(live.prompt_version_id, live.prefix.token_ids)

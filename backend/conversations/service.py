@@ -91,7 +91,11 @@ class ChatService:
         self.assembler = assembler
         self.metrics = metrics
         self.bots = LiveBots(
-            prompts_dir=settings.prompts_dir, sessions=sessions, assembler=assembler, context=context
+            prompts_dir=settings.prompts_dir,
+            secret_key=settings.secret_key,
+            sessions=sessions,
+            assembler=assembler,
+            context=context,
         )
         self.engine: Engine | None = None
         self.ready = False
@@ -344,7 +348,8 @@ class ChatService:
         stop = self._stop_reply[conversation.id]
         bot = conversation.bot.slug
         try:
-            result = await self._stream_reply(prompt, max_tokens, reply.id, stop, emit)
+            salt = self._live_bot(conversation).cache_salt
+            result = await self._stream_reply(prompt, max_tokens, reply.id, salt, stop, emit)
             reply_ids = self.assembler.reply(result.token_ids)
             status = await self._finish_reply(conversation.id, reply.id, result, reply_ids, stop.is_set())
             session = Session([*context_ids, *reply_ids], reply.seq, result.text)
@@ -373,10 +378,12 @@ class ChatService:
             emit(None)
 
     async def _stream_reply(
-        self, prompt, max_tokens, reply_id, stop: asyncio.Event, emit
+        self, prompt, max_tokens, reply_id, cache_salt: str, stop: asyncio.Event, emit
     ) -> GenerationResult:
         """The engine's tokens, passed on as they come; cut short when an agent takes over."""
-        stream = self.engine.stream(prompt, max_tokens=max_tokens, request_id=f"reply-{reply_id}")
+        stream = self.engine.stream(
+            prompt, max_tokens=max_tokens, request_id=f"reply-{reply_id}", cache_salt=cache_salt
+        )
         partial: list[int] = []
         text: list[str] = []
         try:

@@ -47,8 +47,15 @@ class Engine(Protocol):
     max_model_len: int
 
     def stream(
-        self, prompt_ids: Sequence[int], *, max_tokens: int, request_id: str | None = None
-    ) -> AsyncIterator[TokenDelta | GenerationResult]: ...
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_tokens: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+    ) -> AsyncIterator[TokenDelta | GenerationResult]:
+        """Requests share cached blocks only with requests of the same `cache_salt`."""
+        ...
 
 
 def engine_args(settings: Settings, model_dir: Path):
@@ -106,7 +113,12 @@ class VllmEngine:
         await self._llm.reset_prefix_cache()
 
     async def stream(
-        self, prompt_ids: Sequence[int], *, max_tokens: int, request_id: str | None = None
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_tokens: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
     ) -> AsyncIterator[TokenDelta | GenerationResult]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
@@ -129,7 +141,9 @@ class VllmEngine:
         finish_reason = "stop"
         try:
             async for output in self._llm.generate(
-                TokensPrompt(prompt_token_ids=list(prompt_ids)),
+                TokensPrompt(prompt_token_ids=list(prompt_ids), cache_salt=cache_salt)
+                if cache_salt
+                else TokensPrompt(prompt_token_ids=list(prompt_ids)),
                 params,
                 request_id,
             ):
@@ -165,7 +179,8 @@ class VllmEngine:
         )
 
 
-async def warm(engine: Engine, token_ids: Sequence[int], label: str) -> None:
+async def warm(engine: Engine, token_ids: Sequence[int], label: str, *, cache_salt: str | None) -> None:
     """Run `token_ids` once (one output token) so their full blocks are in the prefix cache."""
-    async for _ in engine.stream(token_ids, max_tokens=1, request_id=f"{label}-{uuid.uuid4().hex}"):
+    request_id = f"{label}-{uuid.uuid4().hex}"
+    async for _ in engine.stream(token_ids, max_tokens=1, request_id=request_id, cache_salt=cache_salt):
         pass

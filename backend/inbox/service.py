@@ -140,6 +140,7 @@ class InboxService:
         try:
             async with self.sessions() as db:
                 ids = await self.chat.context.ids(db, conversation)
-            await warm(self.chat.engine, ids, f"handback-{conversation.id}")
+            salt = self.chat.bots[conversation.bot.slug].cache_salt
+            await warm(self.chat.engine, ids, f"handback-{conversation.id}", cache_salt=salt)
         except Exception as error:  # a cold cache costs time, not correctness
             logger.warning("warming %s after hand-back failed: %s", conversation.id, error)
