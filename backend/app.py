@@ -14,6 +14,8 @@ from fastapi.responses import JSONResponse
 from backend.agents import routes as agents
 from backend.api import health, pages
 from backend.api.limits import BodySizeLimit
+from backend.api.rate_limits import MemoryRateLimiter, RateLimiter, RedisRateLimiter
+from backend.api.security import SecurityHeaders
 from backend.config import Settings, get_settings
 from backend.conversations import routes as widget
 from backend.conversations.context import ConversationContext
@@ -61,6 +63,12 @@ def create_metrics_store(settings: Settings) -> MetricsStore:
     return MemoryMetricsStore()
 
 
+def create_rate_limiter(settings: Settings) -> RateLimiter:
+    if settings.redis_url:
+        return RedisRateLimiter(settings.redis_url, key_prefix=settings.redis_key_prefix)
+    return MemoryRateLimiter()
+
+
 def load_tokenizer(model_dir: Path):
     from transformers import AutoTokenizer
 
@@ -100,6 +108,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         )
         app.state.sessions, app.state.events, app.state.metrics = sessions, bus, metrics
         app.state.chat, app.state.inbox = chat, InboxService(chat)
+        app.state.rate_limiter = limiter = create_rate_limiter(settings)
         owned_engine: VllmEngine | None = None
 
         async def start_engine() -> None:
@@ -135,6 +144,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             await bus.close()
             await chat.context.store.close()
             await metrics.store.close()
+            await limiter.close()
             await db_engine.dispose()
 
     app = FastAPI(
@@ -147,6 +157,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.startup_error = None
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(HttpMetrics)
+    app.add_middleware(SecurityHeaders)
     if settings.widget_origins:
         # Shops on other origins embed the widget; it sends the customer token as a header.
         app.add_middleware(

@@ -2,11 +2,13 @@
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEVELOPMENT_SECRET_KEY = "development-only-secret"  # noqa: S105 (refused in production)
 
 
 class Settings(BaseSettings):
@@ -45,7 +47,7 @@ class Settings(BaseSettings):
 
     # Keys each bot's prefix-cache salt: bots (tenants) never share cached blocks, so none can
     # learn another's prompts from cache timing. Set it to a long random string in production.
-    secret_key: str = "development-only-secret"  # noqa: S105 (the development default)
+    secret_key: str = DEVELOPMENT_SECRET_KEY
 
     # Replies.
     max_reply_tokens: int = 256
@@ -55,6 +57,11 @@ class Settings(BaseSettings):
     # Origins (e.g. https://shop.example.com) allowed to embed the widget; its own is always allowed.
     widget_origins: list[str] = []
 
+    # Abuse limits (429 with Retry-After beyond them).
+    rate_limit_messages_per_conversation: int = 20  # per minute
+    rate_limit_requests_per_address: int = 120  # widget requests per minute per client address
+    max_pending_replies: int = 64  # replies queued or generating in one process
+
     # Widget limits.
     max_message_chars: int = 4000
     max_request_bytes: int = 64 * 1024
@@ -63,6 +70,9 @@ class Settings(BaseSettings):
     webhook_max_attempts: int = 8
     webhook_backoff_base_s: float = 2.0
     webhook_poll_interval_s: float = 1.0
+
+    # "production" refuses development defaults for secrets.
+    environment: Literal["development", "production"] = "development"
 
     # Prometheus scrapers send this as a bearer token; unset, /metrics answers loopback only.
     metrics_token: str | None = None
@@ -90,6 +100,12 @@ class Settings(BaseSettings):
         if value <= 0 or value % 16:
             raise ValueError("block_size must be a positive multiple of 16 (32 on the CPU)")
         return value
+
+    @model_validator(mode="after")
+    def _no_development_secrets_in_production(self) -> "Settings":
+        if self.environment == "production" and self.secret_key == DEVELOPMENT_SECRET_KEY:
+            raise ValueError("PREFIXDESK_SECRET_KEY must be set to a long random string in production")
+        return self
 
 
 @lru_cache

@@ -39,5 +39,9 @@ class InvalidInput(AppError):
     status_code, code = 422, "invalid_input"
 
 
+class TooManyRequests(AppError):
+    status_code, code = 429, "too_many_requests"
+
+
 class ServiceUnavailable(AppError):
     status_code, code = 503, "unavailable"

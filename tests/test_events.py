@@ -45,6 +45,7 @@ async def second_process(tiny_settings: Settings, tmp_path_factory, shared_promp
         "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
         "PREFIXDESK_MAX_REPLY_TOKENS": "8",
         "PREFIXDESK_PROMPTS_DIR": str(shared_prompts),
+        "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "1000000",
     }
     with open(log, "w") as out:
         process = subprocess.Popen(

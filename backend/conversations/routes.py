@@ -6,6 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request, status
 from sse_starlette import EventSourceResponse
 
+from backend.api.rate_limits import enforce
 from backend.conversations.models import Conversation
 from backend.conversations.schemas import (
     ConversationStarted,
@@ -18,9 +19,22 @@ from backend.conversations.schemas import (
 from backend.conversations.service import ChatService
 from backend.errors import Unauthorized
 
-router = APIRouter(prefix="/api/v1/widget", tags=["widget"])
+ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 429, 503)}
 
-ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 503)}
+
+async def limit_by_address(request: Request) -> None:
+    """Every widget request counts against its client address."""
+    address = request.client.host if request.client else "unknown"
+    await enforce(
+        request.app.state.rate_limiter,
+        f"address:{address}",
+        what="requests from this address",
+        limit=request.app.state.settings.rate_limit_requests_per_address,
+        window_s=60,
+    )
+
+
+router = APIRouter(prefix="/api/v1/widget", tags=["widget"], dependencies=[Depends(limit_by_address)])
 
 
 def chat_service(request: Request) -> ChatService:
@@ -65,12 +79,19 @@ async def start_conversation(body: StartConversation, chat: Chat) -> Conversatio
         **ERRORS,
     },
 )
-async def send_message(body: SendMessage, conversation: CustomerConversation, chat: Chat):
+async def send_message(body: SendMessage, conversation: CustomerConversation, chat: Chat, request: Request):
     """Send the customer's message; the reply streams back token by token over SSE.
 
     The message is stored before the reply starts, and the reply is stored even if the
     client disconnects.
     """
+    await enforce(
+        request.app.state.rate_limiter,
+        f"conversation:{conversation.id}",
+        what="messages in this conversation",
+        limit=chat.settings.rate_limit_messages_per_conversation,
+        window_s=60,
+    )
     turn = await chat.send_message(conversation.id, body.text)
 
     async def events():

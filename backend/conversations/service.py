@@ -33,6 +33,7 @@ from backend.errors import (
     NotFound,
     PayloadTooLarge,
     ServiceUnavailable,
+    TooManyRequests,
 )
 from backend.events.bus import (
     CONVERSATION_CREATED,
@@ -59,6 +60,7 @@ class Turn:
     """An accepted message; what follows it streams through `events`."""
 
     user_message_id: int
+    generating: bool = False  # a bot reply follows (not a handoff or a wait for an agent)
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
 
     async def events(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
@@ -100,6 +102,7 @@ class ChatService:
         self.engine: Engine | None = None
         self.ready = False
         self._turn_tasks: set[asyncio.Task] = set()
+        self._reply_slots_taken = 0
         # Replies being generated in this process, by conversation: set to stop them.
         self._stop_reply: dict[str, asyncio.Event] = {}
         self.instance_id = uuid.uuid4().hex  # tells this service's own broadcasts apart
@@ -211,14 +214,29 @@ class ChatService:
             raise ServiceUnavailable(
                 "the model is still loading; try again shortly", headers={"Retry-After": "10"}
             )
-        await self.context.lock(
-            conversation_id, busy_message="a reply to this conversation is still being written; wait for it"
-        )
+        if self._reply_slots_taken >= self.settings.max_pending_replies:
+            # A bounded queue: beyond it, waiting would only make every reply late.
+            raise TooManyRequests(
+                "the assistant is busy; try again in a few seconds", headers={"Retry-After": "5"}
+            )
+        # Taken before the first await, so concurrent requests cannot all pass the check above.
+        self._reply_slots_taken += 1
+        generating = False
         try:
-            return await self._accept(conversation_id, text)
-        except BaseException:
-            await self.context.unlock(conversation_id)
-            raise
+            await self.context.lock(
+                conversation_id,
+                busy_message="a reply to this conversation is still being written; wait for it",
+            )
+            try:
+                turn = await self._accept(conversation_id, text)
+            except BaseException:
+                await self.context.unlock(conversation_id)
+                raise
+            generating = turn.generating
+            return turn
+        finally:
+            if not generating:  # otherwise the reply gives the slot back when it ends
+                self._reply_slots_taken -= 1
 
     async def _accept(self, conversation_id: str, text: str) -> Turn:
         async with self.sessions() as db:
@@ -253,7 +271,7 @@ class ChatService:
             await db.commit()
         await publish_all(self.events, events)
         await self.metrics.conversation_active(conversation_id)
-        turn = Turn(user.id)
+        turn = Turn(user.id, generating=True)
         self._stop_reply[conversation_id] = asyncio.Event()
         task = asyncio.create_task(
             self._generate(
@@ -374,6 +392,7 @@ class ChatService:
             await self.metrics.reply(Reply(bot, False))
         finally:
             self._stop_reply.pop(conversation.id, None)
+            self._reply_slots_taken -= 1
             await self.context.unlock(conversation.id)
             emit(None)
 

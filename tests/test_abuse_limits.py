@@ -1,0 +1,113 @@
+"""Limits that keep one client from taking the desk down: 429 with Retry-After, nothing stored."""
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from backend.config import Settings
+from tests.helpers import auth, done_event, parse_sse, send, start
+from tests.support import running_app
+
+
+async def inside_one_window(window_s: int = 60, margin_s: float = 8) -> None:
+    """Fixed windows reset on the minute: start where a burst cannot straddle a reset."""
+    if time.time() % window_s > window_s - margin_s:
+        await asyncio.sleep(window_s - time.time() % window_s + 0.1)
+
+
+async def test_a_conversation_over_its_message_rate_gets_429(tiny_settings, tiny_engine):
+    settings = tiny_settings.model_copy(update={"rate_limit_messages_per_conversation": 2})
+    async with running_app(settings, tiny_engine) as client:
+        conversation = await start(client)
+        await inside_one_window()
+        done_event(await send(client, conversation, "one"))
+        done_event(await send(client, conversation, "two"))
+        url = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
+        third = await client.post(url, json={"text": "three"}, headers=auth(conversation))
+        assert third.status_code == 429 and int(third.headers["retry-after"]) >= 1
+        assert "too many messages in this conversation" in third.json()["detail"]
+        texts = [m["text"] for m in (await client.get(url, headers=auth(conversation))).json()["messages"]]
+        assert "three" not in texts and len(texts) == 4
+
+
+async def test_a_client_address_over_its_request_rate_gets_429(tiny_settings, tiny_engine):
+    settings = tiny_settings.model_copy(update={"rate_limit_requests_per_address": 3})
+    async with running_app(settings, tiny_engine) as client:
+        transport = httpx.ASGITransport(app=client.app, client=("198.51.100.23", 40000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as far_away:
+            await inside_one_window()
+            statuses = [
+                (await far_away.post("/api/v1/widget/conversations", json={"bot": "shop-en"})).status_code
+                for _ in range(4)
+            ]
+            assert statuses == [201, 201, 201, 429]
+        # Another address is not affected.
+        neighbour = httpx.ASGITransport(app=client.app, client=("198.51.100.24", 40000))
+        async with httpx.AsyncClient(transport=neighbour, base_url="http://test") as next_door:
+            assert (
+                await next_door.post("/api/v1/widget/conversations", json={"bot": "shop-en"})
+            ).status_code == 201
+
+
+async def test_beyond_the_reply_queue_customers_get_429_not_a_slow_death(tiny_settings, tiny_engine):
+    settings = tiny_settings.model_copy(update={"max_pending_replies": 1, "max_reply_tokens": 600})
+    async with running_app(settings, tiny_engine) as client:
+        first, second = await start(client), await start(client)
+        responses = await asyncio.gather(
+            *(
+                client.post(
+                    f"/api/v1/widget/conversations/{c['conversation_id']}/messages",
+                    json={"text": "Tell me a long story"},
+                    headers=auth(c),
+                )
+                for c in (first, second)
+            )
+        )
+        assert sorted(r.status_code for r in responses) == [200, 429]
+        refused = next(r for r in responses if r.status_code == 429)
+        assert refused.headers["retry-after"] == "5" and "busy" in refused.json()["detail"]
+        done_event(parse_sse(next(r for r in responses if r.status_code == 200).text))
+        counts = []
+        for c in (first, second):
+            history = await client.get(
+                f"/api/v1/widget/conversations/{c['conversation_id']}/messages", headers=auth(c)
+            )
+            counts.append(len(history.json()["messages"]))
+        assert sorted(counts) == [0, 2]  # the refused message was never accepted
+
+
+async def test_pages_carry_security_headers(client):
+    page = await client.get("/")
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["x-frame-options"] == "DENY" and page.headers["x-content-type-options"] == "nosniff"
+    api = await client.post("/api/v1/widget/conversations", json={"bot": "shop-en"})
+    assert api.headers["x-content-type-options"] == "nosniff" and "content-security-policy" not in api.headers
+
+
+async def test_the_pages_run_under_their_policy(browser, live_url):
+    context = await browser.new_context()
+    page = await context.new_page()
+    violations: list[str] = []
+    page.on(
+        "console",
+        lambda message: (
+            violations.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    for path in ("/", "/console", "/admin"):
+        await page.goto(live_url + path)
+        await page.wait_for_load_state("networkidle")
+    await page.goto(live_url + "/")
+    await page.get_by_role("button", name="Open chat").click()
+    await page.get_by_role("dialog").wait_for()
+    await context.close()
+    assert violations == []
+
+
+def test_production_refuses_the_development_secret():
+    with pytest.raises(ValidationError, match="PREFIXDESK_SECRET_KEY"):
+        Settings(environment="production")
+    assert Settings(environment="production", secret_key="k" * 40).environment == "production"
