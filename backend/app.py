@@ -127,7 +127,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             asyncio.create_task(start_engine()),
             asyncio.create_task(worker.run()),
             asyncio.create_task(chat.follow_events()),
-            asyncio.create_task(metrics.sample_engine()),
+            asyncio.create_task(metrics.sample_engine(lambda: chat.engine)),
         ]
         try:
             yield

@@ -125,13 +125,14 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(browser, live
     await page.wait_for_selector("text=not a valid agent API token")
     await page.fill("#admin-token", admin["Authorization"].removeprefix("Bearer "))
     await page.click("text=Sign in")
-    await page.wait_for_function("(document.getElementById('replies')?.textContent ?? '–') !== '–'")
+    await page.wait_for_function("() => (document.getElementById('replies')?.textContent ?? '–') !== '–'")
     before = int(await page.text_content("#replies"))
     async with httpx.AsyncClient(base_url=live_url, timeout=60) as customer:
         conversation = await start(customer)
         for question in ("Is return shipping free?", "How long is the warranty?", "Thanks"):
             done_event(await send(customer, conversation, question))
-    await page.wait_for_function(f"Number(document.getElementById('replies').textContent) >= {before + 3}")
+    grown = f"() => Number(document.getElementById('replies').textContent) >= {before + 3}"
+    await page.wait_for_function(grown)
     assert (await page.text_content("#hit-rate")).endswith("%")
     assert "vLLM since start:" in await page.text_content("#hit-rate-sub")
     assert await page.locator("#per-bot tbody tr").count() >= 1
@@ -143,12 +144,11 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(browser, live
 
 async def test_the_apps_cached_tokens_agree_with_vllms_own_counter(client):
     """vLLM counts prefix-cache hits in tokens: for the same replies, both ledgers must agree."""
-    from backend.metrics.prometheus import read_vllm_gauges
-
+    stats = client.app.state.chat.engine.stats
     conversation = await start(client)
-    before = read_vllm_gauges()
+    before = stats.as_dict()
     replies = [done_event(await send(client, conversation, q)) for q in ("Hello", "Do you ship to Norway?")]
-    after = read_vllm_gauges()
+    after = stats.as_dict()
     assert sum(r["cached_tokens"] for r in replies) > 0
     assert after["prefix_cache_hits"] - before["prefix_cache_hits"] == sum(
         r["cached_tokens"] for r in replies

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from backend.config import Settings
+from backend.engine.stats import EngineStats, stat_logger_for
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,7 @@ class VllmEngine:
         self.block_size = settings.block_size
         self.max_model_len = settings.max_model_len
         self.prefix_caching = settings.enable_prefix_caching
+        self.stats = EngineStats()
 
     @classmethod
     async def start(cls, settings: Settings, model_dir: Path) -> "VllmEngine":
@@ -96,9 +98,12 @@ class VllmEngine:
         from vllm.v1.engine.async_llm import AsyncLLM
 
         args = engine_args(settings, model_dir)
+        stats = EngineStats()
         # Loading blocks for a minute or more; keep the event loop (and /healthz) answering.
-        llm = await asyncio.to_thread(AsyncLLM.from_engine_args, args)
-        return cls(llm, settings)
+        llm = await asyncio.to_thread(AsyncLLM.from_engine_args, args, stat_loggers=[stat_logger_for(stats)])
+        engine = cls(llm, settings)
+        engine.stats = stats
+        return engine
 
     def shutdown(self) -> None:
         llm, self._llm = self._llm, None

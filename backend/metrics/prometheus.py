@@ -2,7 +2,7 @@
 
 import time
 
-from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.metrics.store import Reply
@@ -59,25 +59,3 @@ class HttpMetrics:
             await send(message)
 
         await self.app(scope, receive, timed_send)
-
-
-VLLM_GAUGES = {
-    "vllm:kv_cache_usage_perc": "kv_cache_usage",
-    "vllm:num_requests_running": "running",
-    "vllm:num_requests_waiting": "waiting",
-    "vllm:prefix_cache_queries": "prefix_cache_queries",
-    "vllm:prefix_cache_hits": "prefix_cache_hits",
-}
-
-
-def read_vllm_gauges() -> dict[str, float]:
-    """vLLM's own figures for this process's engine, summed over its label sets."""
-    values: dict[str, float] = {}
-    for family in REGISTRY.collect():
-        name = VLLM_GAUGES.get(family.name)
-        if name is None:
-            continue
-        for sample in family.samples:
-            if sample.name in (family.name, family.name + "_total"):
-                values[name] = values.get(name, 0.0) + sample.value
-    return values

@@ -5,7 +5,7 @@ import logging
 import os
 import socket
 
-from backend.metrics.prometheus import observe_reply, read_vllm_gauges
+from backend.metrics.prometheus import observe_reply
 from backend.metrics.store import MetricsStore, Reply
 
 logger = logging.getLogger(__name__)
@@ -30,13 +30,13 @@ class Metrics:
         except Exception as error:
             logger.warning("metrics store write failed: %s", error)
 
-    async def sample_engine(self, interval_s: float = 2.0) -> None:
-        """Publish this process's engine gauges so the admin page can add up all processes."""
+    async def sample_engine(self, current_engine, interval_s: float = 2.0) -> None:
+        """Publish this process's engine figures so the admin page can add up all processes."""
         while True:
-            try:
-                gauges = read_vllm_gauges()
-                if gauges:
-                    await self.store.write_gauges(self.process, gauges)
-            except Exception as error:
-                logger.warning("engine gauges not published: %s", error)
+            stats = getattr(current_engine(), "stats", None)
+            if stats is not None:
+                try:
+                    await self.store.write_gauges(self.process, stats.as_dict())
+                except Exception as error:
+                    logger.warning("engine gauges not published: %s", error)
             await asyncio.sleep(interval_s)
