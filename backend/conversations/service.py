@@ -128,17 +128,33 @@ class ChatService:
             raise InvalidInput(f"prompts not reloaded: {error}") from error
 
     async def follow_events(self) -> None:
-        """What other processes tell this one: stop a reply an agent took over; reload prompts."""
-        async for event in await self.events.subscribe():
-            if event.type == STATUS_CHANGED and event.data.get("status") != ConversationStatus.BOT:
-                stop = self._stop_reply.get(event.conversation_id)
-                if stop is not None:
-                    stop.set()
-            elif event.type == PROMPTS_RELOADED and event.data.get("origin") != self.instance_id:
-                try:
-                    await self.reload_bots()
-                except Exception:
-                    logger.exception("prompts reload asked by another process failed")
+        """What other processes tell this one: stop a reply an agent took over; reload prompts.
+
+        Resubscribes when the bus drops (Redis restarted), backing off up to 10 s.
+        """
+        delay_s = 0.5
+        while True:
+            try:
+                async for event in await self.events.subscribe():
+                    delay_s = 0.5
+                    await self._on_event(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                logger.warning("event bus unavailable (%s); resubscribing in %.1f s", error, delay_s)
+            await asyncio.sleep(delay_s)
+            delay_s = min(delay_s * 2, 10.0)
+
+    async def _on_event(self, event: Event) -> None:
+        if event.type == STATUS_CHANGED and event.data.get("status") != ConversationStatus.BOT:
+            stop = self._stop_reply.get(event.conversation_id)
+            if stop is not None:
+                stop.set()
+        elif event.type == PROMPTS_RELOADED and event.data.get("origin") != self.instance_id:
+            try:
+                await self.reload_bots()
+            except Exception:
+                logger.exception("prompts reload asked by another process failed")
 
     async def drain(self) -> None:
         """Let replies being generated finish and be stored before shutdown."""
