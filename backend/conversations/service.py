@@ -48,7 +48,7 @@ from backend.metrics.store import Reply
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import BotDefinitionError
 from backend.tokens import digest, matches
-from backend.webhooks.service import stage_deliveries
+from backend.webhooks.service import commit_with_deliveries
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +62,14 @@ class Turn:
     user_message_id: int
     generating: bool = False  # a bot reply follows (not a handoff or a wait for an agent)
     queue: asyncio.Queue = field(default_factory=asyncio.Queue)
+
+    @classmethod
+    def settled(cls, user_message_id: int, *events: tuple[str, dict[str, Any]]) -> "Turn":
+        """A turn whose events are all known already (no bot reply is being generated)."""
+        turn = cls(user_message_id)
+        for event in (*events, None):
+            turn.queue.put_nowait(event)
+        return turn
 
     async def events(self) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         while (item := await self.queue.get()) is not None:
@@ -187,8 +195,7 @@ class ChatService:
         event = Event(CONVERSATION_CREATED, conversation.id, {"bot": bot_slug, "status": "bot"})
         async with self.sessions() as db:
             db.add(conversation)
-            await stage_deliveries(db, [event])
-            await db.commit()
+            await commit_with_deliveries(db, [event])
         await publish_all(self.events, [event])
         return NewConversation(conversation, token, live.definition.greeting)
 
@@ -283,8 +290,7 @@ class ChatService:
             db.add(reply)
             await db.flush()
             events.append(message_event(user))
-            await stage_deliveries(db, events)
-            await db.commit()
+            await commit_with_deliveries(db, events)
         await publish_all(self.events, events)
         await self.metrics.conversation_active(conversation_id)
         turn = Turn(user.id, generating=True)
@@ -313,23 +319,14 @@ class ChatService:
         """A human handles this conversation: the message waits for them; the bot stays silent."""
         await db.flush()
         events.append(message_event(user))
-        await stage_deliveries(db, events)
-        await db.commit()
+        await commit_with_deliveries(db, events)
         await self.context.remember(
             conversation.id, Session(context_ids, conversation.message_count, user.text)
         )
         await self.context.unlock(conversation.id)
         await publish_all(self.events, events)
-        turn = Turn(user.id)
-        turn.queue.put_nowait(("accepted", {"user_message_id": user.id}))
-        turn.queue.put_nowait(
-            (
-                "waiting",
-                {"status": conversation.status.value, "detail": "a member of our team will reply here"},
-            )
-        )
-        turn.queue.put_nowait(None)
-        return turn
+        waiting = {"status": conversation.status.value, "detail": "a member of our team will reply here"}
+        return Turn.settled(user.id, ("accepted", {"user_message_id": user.id}), ("waiting", waiting))
 
     async def _hand_over(self, db, conversation, live: LiveBot, user, context_ids, events) -> Turn:
         """The customer asked for a person: the bot says so (in context too) and steps aside."""
@@ -343,29 +340,16 @@ class ChatService:
             message_event(reply),
             *lifecycle.hand_off(conversation, HandoffReason.CUSTOMER_REQUEST),
         ]
-        await stage_deliveries(db, events)
-        await db.commit()
+        await commit_with_deliveries(db, events)
         await self.context.remember(
             conversation.id, Session([*context_ids, *reply_ids], conversation.message_count, message)
         )
         await self.context.unlock(conversation.id)
         await publish_all(self.events, events)
-        turn = Turn(user.id)
-        turn.queue.put_nowait(("accepted", {"user_message_id": user.id}))
-        turn.queue.put_nowait(("token", {"text": message}))
-        turn.queue.put_nowait(
-            (
-                "done",
-                {
-                    "message_id": reply.id,
-                    "text": message,
-                    "handoff": True,
-                    "status": conversation.status.value,
-                },
-            )
+        done = {"message_id": reply.id, "text": message, "handoff": True, "status": conversation.status.value}
+        return Turn.settled(
+            user.id, ("accepted", {"user_message_id": user.id}), ("token", {"text": message}), ("done", done)
         )
-        turn.queue.put_nowait(None)
-        return turn
 
     async def _generate(
         self,
@@ -458,8 +442,7 @@ class ChatService:
                 events += lifecycle.count_unanswered(
                     conversation, self._live_bot(conversation).definition.handoff, result.text
                 )
-            await stage_deliveries(db, events)
-            await db.commit()
+            await commit_with_deliveries(db, events)
         await publish_all(self.events, events)
         return conversation.status
 

@@ -83,13 +83,12 @@ def engine_args(settings: Settings, model_dir: Path):
 class VllmEngine:
     """One AsyncLLM; `start` loads the model, `stream` runs one request."""
 
-    def __init__(self, llm, settings: Settings):
+    def __init__(self, llm, settings: Settings, stats: EngineStats):
         self._llm = llm
         self._temperature = settings.temperature
         self.block_size = settings.block_size
         self.max_model_len = settings.max_model_len
-        self.prefix_caching = settings.enable_prefix_caching
-        self.stats = EngineStats()
+        self.stats = stats  # filled by the stat logger vLLM calls for this engine
 
     @classmethod
     async def start(cls, settings: Settings, model_dir: Path) -> "VllmEngine":
@@ -101,9 +100,7 @@ class VllmEngine:
         stats = EngineStats()
         # Loading blocks for a minute or more; keep the event loop (and /healthz) answering.
         llm = await asyncio.to_thread(AsyncLLM.from_engine_args, args, stat_loggers=[stat_logger_for(stats)])
-        engine = cls(llm, settings)
-        engine.stats = stats
-        return engine
+        return cls(llm, settings, stats)
 
     def shutdown(self) -> None:
         llm, self._llm = self._llm, None
@@ -113,9 +110,6 @@ class VllmEngine:
     @property
     def is_dead(self) -> bool:
         return self._llm is None or self._llm.errored
-
-    async def reset_prefix_cache(self) -> None:
-        await self._llm.reset_prefix_cache()
 
     async def stream(
         self,

@@ -15,7 +15,7 @@ from backend.errors import InvalidInput, NotFound
 from backend.events.bus import Event, publish_all
 from backend.inbox import repository as inbox_repo
 from backend.inbox.repository import ConversationFilter
-from backend.webhooks.service import stage_deliveries
+from backend.webhooks.service import commit_with_deliveries
 
 logger = logging.getLogger(__name__)
 
@@ -78,8 +78,7 @@ class InboxService:
                 lifecycle.record_human_reply(conversation)
                 await db.flush()
                 events.append(message_event(message))
-                await stage_deliveries(db, events)
-                await db.commit()
+                await commit_with_deliveries(db, events)
             await context.remember(conversation_id, Session([*history, *reply_ids], message.seq, text))
         finally:
             await context.unlock(conversation_id)
@@ -125,8 +124,7 @@ class InboxService:
         async with self.sessions() as db:
             conversation = await self._get(db, conversation_id)
             events: list[Event] = change(conversation)
-            await stage_deliveries(db, events)
-            await db.commit()
+            await commit_with_deliveries(db, events)
         await publish_all(self.chat.events, events)
         return conversation
 

@@ -60,8 +60,14 @@ async def list_deliveries(db: AsyncSession, webhook_id: int) -> list[WebhookDeli
     )
 
 
-async def stage_deliveries(db: AsyncSession, events: list[Event]) -> None:
-    """Outbox rows in the caller's transaction: a delivery exists exactly if its change does."""
+async def commit_with_deliveries(db: AsyncSession, events: list[Event]) -> None:
+    """Commit the caller's change with the outbox rows of its events: a delivery exists exactly
+    if its change does. Publish the events on the bus after this returns."""
+    await _stage_deliveries(db, events)
+    await db.commit()
+
+
+async def _stage_deliveries(db: AsyncSession, events: list[Event]) -> None:
     if not events:
         return
     hooks = list(await db.scalars(select(Webhook).where(Webhook.active.is_(True))))
