@@ -4,12 +4,15 @@ import asyncio
 import contextlib
 import logging
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import InterfaceError, OperationalError
+from starlette.exceptions import HTTPException
 
 from backend.agents import routes as agents
 from backend.api import health, pages
@@ -22,8 +25,10 @@ from backend.conversations.context import ConversationContext
 from backend.conversations.service import ChatService
 from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
 from backend.db import create_db_engine, create_session_factory
+from backend.engine.factory import start_engine as start_configured_engine
 from backend.engine.model_store import resolve_model_dir
-from backend.engine.vllm_engine import Engine, VllmEngine
+from backend.engine.supervisor import EngineSupervisor
+from backend.engine.vllm_engine import Engine
 from backend.errors import AppError
 from backend.events import routes as events
 from backend.events.bus import EventBus, MemoryEventBus, RedisEventBus
@@ -80,7 +85,7 @@ def create_chat_service(settings: Settings, sessions, tokenizer) -> ChatService:
     return ChatService(
         settings=settings,
         sessions=sessions,
-        context=ConversationContext(create_session_store(settings)),
+        context=ConversationContext(create_session_store(settings), lock_ttl_s=settings.turn_lock_ttl_s),
         events=create_event_bus(settings),
         assembler=PromptAssembler(ChatFormat(tokenizer)),
         metrics=Metrics(create_metrics_store(settings)),
@@ -109,14 +114,19 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         app.state.sessions, app.state.events, app.state.metrics = sessions, bus, metrics
         app.state.chat, app.state.inbox = chat, InboxService(chat)
         app.state.rate_limiter = limiter = create_rate_limiter(settings)
-        owned_engine: VllmEngine | None = None
+        warm_up = settings.warmup_on_start
+        supervisor: EngineSupervisor | None = None
+        if engine is None:
+            supervisor = EngineSupervisor(
+                start=lambda: start_configured_engine(settings, model_dir),
+                attach=lambda started: chat.attach_engine(started, warm_up=warm_up),
+                detach=chat.detach_engine,
+            )
+        app.state.engine_supervisor = supervisor
 
-        async def start_engine() -> None:
-            nonlocal owned_engine
+        async def attach_given_engine() -> None:
             try:
-                if engine is None:
-                    owned_engine = await VllmEngine.start(settings, model_dir)
-                await chat.attach_engine(engine or owned_engine, warm_up=settings.warmup_on_start)
+                await chat.attach_engine(engine, warm_up=warm_up)
                 logger.info("ready: %d bots warmed", len(chat.bots))
             except Exception as error:
                 logger.exception("the engine did not start")
@@ -124,7 +134,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
         # Loading takes a minute; /healthz answers meanwhile and /readyz says when it is done.
         background = [
-            asyncio.create_task(start_engine()),
+            asyncio.create_task(supervisor.run() if supervisor else attach_given_engine()),
             asyncio.create_task(worker.run()),
             asyncio.create_task(chat.follow_events()),
             asyncio.create_task(metrics.sample_engine(lambda: chat.engine)),
@@ -138,8 +148,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
                 with contextlib.suppress(BaseException):
                     await task
             await chat.drain()
-            if owned_engine is not None:
-                owned_engine.shutdown()
+            if supervisor is not None:
+                supervisor.shutdown()
             await worker.close()
             await bus.close()
             await chat.context.store.close()
@@ -187,6 +197,26 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             {"error": error.code, "detail": error.message},
             status_code=error.status_code,
             headers=error.headers,
+        )
+
+    @app.exception_handler(ConnectionError)
+    @app.exception_handler(OperationalError)
+    @app.exception_handler(InterfaceError)
+    async def database_unavailable(_request: Request, error: Exception) -> JSONResponse:
+        # Postgres restarting or out of reach: nothing was committed, so a retry is safe.
+        logger.warning("database unavailable: %s", error)
+        return JSONResponse(
+            {"error": "service_unavailable", "detail": "the database is unavailable; try again shortly"},
+            status_code=503,
+            headers={"Retry-After": "5"},
+        )
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, error: HTTPException) -> JSONResponse:
+        """Starlette's own refusals (no such path 404, method 405) in the API's error format."""
+        code = HTTPStatus(error.status_code).phrase.lower().replace(" ", "_").replace("-", "_")
+        return JSONResponse(
+            {"error": code, "detail": str(error.detail)}, status_code=error.status_code, headers=error.headers
         )
 
     @app.exception_handler(RequestValidationError)

@@ -1,11 +1,12 @@
 """All settings, read once from the environment (and `.env`)."""
 
+import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEVELOPMENT_SECRET_KEY = "development-only-secret"  # noqa: S105 (refused in production)
@@ -45,6 +46,23 @@ class Settings(BaseSettings):
     enforce_eager: bool = True  # compilation costs minutes at start-up on the CPU
     seed: int = 0
 
+    # Where replies are generated: "embedded" (vLLM in this process) or "remote" (a pool of
+    # `vllm serve` replicas at `engine_urls`, started with prefix caching, the same model and
+    # the same block size). Every app process of a deployment must list the same URLs.
+    engine: Literal["embedded", "remote"] = "embedded"
+    engine_urls: Annotated[list[str], NoDecode] = []  # env: comma-separated, or a JSON list
+    # "cache_aware": a conversation stays on the replica that holds its history; "round_robin"
+    # ignores affinity (the baseline the routing benchmark compares against).
+    routing: Literal["cache_aware", "round_robin"] = "cache_aware"
+    routing_load_factor: float = 1.25  # bounded-load hashing: no replica above 1.25x the mean
+    # Affinity yields to balance once the conversation's replica has this many more requests in
+    # flight than the least loaded one, and more than `routing_balance_rel_threshold` times as many.
+    routing_balance_abs_threshold: int = 8
+    routing_balance_rel_threshold: float = 1.5
+    health_check_interval_s: float = 2.0
+    engine_request_timeout_s: float = 300.0
+    engine_start_timeout_s: float = 600.0  # replicas load their model meanwhile
+
     # Keys each bot's prefix-cache salt: bots (tenants) never share cached blocks, so none can
     # learn another's prompts from cache timing. Set it to a long random string in production.
     secret_key: str = DEVELOPMENT_SECRET_KEY
@@ -53,6 +71,9 @@ class Settings(BaseSettings):
     max_reply_tokens: int = 256
     temperature: float = 0.0
     warmup_on_start: bool = True
+    # A conversation's turn lock; extended while a reply is written, so the lock of a process
+    # that died frees itself after this long.
+    turn_lock_ttl_s: int = 60
 
     # Origins (e.g. https://shop.example.com) allowed to embed the widget; its own is always allowed.
     widget_origins: list[str] = []
@@ -94,12 +115,25 @@ class Settings(BaseSettings):
                 return driver + url[len(plain) :]
         return url
 
+    @field_validator("engine_urls", mode="before")
+    @classmethod
+    def _engine_urls(cls, value):
+        if isinstance(value, str):
+            value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
+        return [url.strip().rstrip("/") for url in value if url.strip()]
+
     @field_validator("block_size")
     @classmethod
     def _block_size(cls, value: int) -> int:
         if value <= 0 or value % 16:
             raise ValueError("block_size must be a positive multiple of 16 (32 on the CPU)")
         return value
+
+    @model_validator(mode="after")
+    def _remote_needs_urls(self) -> "Settings":
+        if self.engine == "remote" and not self.engine_urls:
+            raise ValueError("PREFIXDESK_ENGINE=remote needs PREFIXDESK_ENGINE_URLS (the vLLM replicas)")
+        return self
 
     @model_validator(mode="after")
     def _no_development_secrets_in_production(self) -> "Settings":

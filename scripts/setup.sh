@@ -16,12 +16,13 @@ case "$device" in cpu|gpu) ;; *) echo "PREFIXDESK_DEVICE must be cpu or gpu, not
 extras=$device
 [ "${1:-}" = "--test" ] && extras="$extras,test"
 
-if [ "${1:-}" = "--test" ] && { ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi wenquanyi; }; then
+if [ "${1:-}" = "--test" ] && { ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi wenquanyi || ! command -v docker-compose >/dev/null 2>&1; }; then
     # Page tests drive Debian's Chromium (Playwright's own browser download is not used),
-    # with a CJK font so the Chinese bot renders in screenshots.
+    # with a CJK font so the Chinese bot renders in screenshots; Debian's docker-compose
+    # checks the Compose profiles (`config` only: no Docker daemon is needed).
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing Debian's chromium for the page tests ..."
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-wqy-zenhei
+        echo "installing Debian's chromium and docker-compose for the tests ..."
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-wqy-zenhei docker-compose
     else
         echo "the page tests need Chromium at /usr/bin/chromium (apt-get install chromium)" >&2
     fi

@@ -1,11 +1,15 @@
 """What several test modules share: service addresses, a fresh database, a running app."""
 
 import asyncio
+import contextlib
 import os
+import signal
 import socket
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -126,3 +130,80 @@ async def make_agent(app, role: AgentRole = AgentRole.AGENT) -> tuple[int, dict[
         _token, plain = await agents.issue_token(db, agent)
         await db.commit()
     return agent.id, {"Authorization": f"Bearer {plain}"}
+
+
+def serve_env(settings: Settings, **overrides: str) -> dict[str, str]:
+    """The environment for `prefixdesk serve` on the tiny test settings' model, database and Redis."""
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/root"),
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url or "",
+        "PREFIXDESK_REDIS_KEY_PREFIX": settings.redis_key_prefix,
+        "PREFIXDESK_MODEL": str(settings.model),
+        "PREFIXDESK_CACHE_DIR": str(settings.cache_dir),
+        "PREFIXDESK_KV_CACHE_GIB": str(settings.kv_cache_gib),
+        "PREFIXDESK_MAX_MODEL_LEN": str(settings.max_model_len),
+        "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": str(settings.max_num_batched_tokens),
+        "PREFIXDESK_MAX_REPLY_TOKENS": str(settings.max_reply_tokens),
+        "PREFIXDESK_PROMPTS_DIR": str(settings.prompts_dir),
+        "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "1000000",
+    }
+    return {**env, **overrides}
+
+
+@dataclass
+class AppProcess:
+    url: str
+    process: asyncio.subprocess.Process
+    log: Path
+
+
+@asynccontextmanager
+async def app_process(env: dict[str, str], log: Path, port: int | None = None) -> AsyncIterator[AppProcess]:
+    """`prefixdesk serve` in its own process group, ready (model loaded, bots warmed) on yield."""
+    port = port or free_port()
+    with open(log, "ab") as out:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "backend.cli",
+            "serve",
+            "--port",
+            str(port),
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=url) as client:
+            for _ in range(1200):
+                if process.returncode is not None:
+                    raise AssertionError(f"prefixdesk serve exited:\n{log.read_text()[-3000:]}")
+                try:
+                    if (await client.get("/readyz")).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.25)
+            else:
+                raise AssertionError(f"prefixdesk serve never became ready:\n{log.read_text()[-3000:]}")
+        yield AppProcess(url, process, log)
+    finally:
+        await stop_process_group(process)
+
+
+async def stop_process_group(process: asyncio.subprocess.Process, timeout_s: float = 60) -> None:
+    """SIGTERM to the process and its children (the engine core), SIGKILL if they linger."""
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), timeout_s)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()

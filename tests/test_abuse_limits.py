@@ -111,3 +111,27 @@ def test_production_refuses_the_development_secret():
     with pytest.raises(ValidationError, match="PREFIXDESK_SECRET_KEY"):
         Settings(environment="production")
     assert Settings(environment="production", secret_key="k" * 40).environment == "production"
+
+
+async def test_only_allowed_origins_may_embed_the_widget(tiny_settings, tiny_engine):
+    settings = tiny_settings.model_copy(update={"widget_origins": ["https://shop.example.com"]})
+    async with running_app(settings, tiny_engine) as client:
+        preflight = {
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type",
+        }
+        allowed = await client.options(
+            "/api/v1/widget/conversations", headers={"origin": "https://shop.example.com", **preflight}
+        )
+        assert allowed.headers["access-control-allow-origin"] == "https://shop.example.com"
+        refused = await client.options(
+            "/api/v1/widget/conversations", headers={"origin": "https://evil.example.net", **preflight}
+        )
+        assert "access-control-allow-origin" not in refused.headers
+        started = await client.post(
+            "/api/v1/widget/conversations",
+            json={"bot": "shop-en"},
+            headers={"origin": "https://evil.example.net"},
+        )
+        # The browser would hide this answer from the other origin's script.
+        assert "access-control-allow-origin" not in started.headers

@@ -136,6 +136,7 @@ async def test_the_bot_hands_over_when_the_customer_asks_for_a_person(client):
     detail = await transcript(client, agent, conversation)
     assert detail["status"] == "open" and detail["handoff_reason"] == "customer_request"
     assert [m["role"] for m in detail["messages"]] == ["user", "assistant"]
+    assert detail["created_at"] <= detail["messages"][0]["created_at"]
     zh = await start(client, "appliance-zh")
     assert (
         done_event(await send(client, zh, "我要转人工"))["text"] == "正在为您转接暖风家电人工客服，请稍候。"

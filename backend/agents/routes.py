@@ -5,10 +5,11 @@ from fastapi import APIRouter, Request, status
 from backend.agents import service
 from backend.agents.auth import CurrentAdmin, CurrentAgent
 from backend.agents.schemas import AgentCreated, AgentIn, AgentOut, CannedIn, CannedOut, NewToken, TokenOut
+from backend.api.inputs import JsonRoute, RowIdPath
 from backend.conversations.schemas import ErrorBody
 from backend.errors import Forbidden
 
-router = APIRouter(prefix="/api/v1", tags=["agents"])
+router = APIRouter(prefix="/api/v1", tags=["agents"], route_class=JsonRoute)
 ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 409, 422)}
 
 
@@ -34,13 +35,13 @@ async def create_agent(body: AgentIn, _admin: CurrentAdmin, request: Request) ->
 
 
 @router.get("/agents/{agent_id}/tokens", responses=ERRORS)
-async def list_tokens(agent_id: int, _admin: CurrentAdmin, request: Request) -> list[TokenOut]:
+async def list_tokens(agent_id: RowIdPath, _admin: CurrentAdmin, request: Request) -> list[TokenOut]:
     async with request.app.state.sessions() as db:
         return [TokenOut.model_validate(t) for t in await service.list_tokens(db, agent_id)]
 
 
 @router.post("/agents/{agent_id}/tokens", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def issue_token(agent_id: int, _admin: CurrentAdmin, request: Request) -> NewToken:
+async def issue_token(agent_id: RowIdPath, _admin: CurrentAdmin, request: Request) -> NewToken:
     async with request.app.state.sessions() as db:
         token, plain = await service.issue_token(db, await service.get_agent(db, agent_id))
         await db.commit()
@@ -48,7 +49,7 @@ async def issue_token(agent_id: int, _admin: CurrentAdmin, request: Request) -> 
 
 
 @router.delete("/tokens/{token_id}", responses=ERRORS)
-async def revoke_token(token_id: int, agent: CurrentAgent, request: Request) -> TokenOut:
+async def revoke_token(token_id: RowIdPath, agent: CurrentAgent, request: Request) -> TokenOut:
     """Revoke a token: an admin any token, an agent their own."""
     async with request.app.state.sessions() as db:
         tokens = await service.list_tokens(db, agent.id)
@@ -74,7 +75,7 @@ async def create_canned(body: CannedIn, agent: CurrentAgent, request: Request) -
 
 
 @router.delete("/canned-responses/{canned_id}", status_code=status.HTTP_204_NO_CONTENT, responses=ERRORS)
-async def delete_canned(canned_id: int, _agent: CurrentAgent, request: Request) -> None:
+async def delete_canned(canned_id: RowIdPath, _agent: CurrentAgent, request: Request) -> None:
     async with request.app.state.sessions() as db:
         await service.delete_canned(db, canned_id)
         await db.commit()

@@ -5,6 +5,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from backend.agents.models import AgentRole
+from backend.api.inputs import StorableText
 
 
 class AgentOut(BaseModel):
@@ -19,8 +20,8 @@ class AgentOut(BaseModel):
 
 
 class AgentIn(BaseModel):
-    name: str = Field(min_length=1, max_length=200)
-    email: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    name: StorableText = Field(min_length=1, max_length=200)
+    email: StorableText = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
     role: AgentRole = AgentRole.AGENT
 
 
@@ -54,5 +55,5 @@ class CannedOut(BaseModel):
 
 
 class CannedIn(BaseModel):
-    shortcode: str = Field(examples=["returns"])
-    text: str = Field(min_length=1, max_length=4000)
+    shortcode: StorableText = Field(max_length=64, examples=["returns"])
+    text: StorableText = Field(min_length=1, max_length=4000)

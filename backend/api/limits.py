@@ -1,5 +1,6 @@
 """Refuse request bodies over the size limit before anything reads them."""
 
+import contextlib
 import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -21,26 +22,30 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             return await self._refuse(send)
         received = 0
-        started = False
+        started = refused = False
 
         async def counted_receive() -> Message:
-            nonlocal received
+            nonlocal received, started, refused
             message = await receive()
             received += len(message.get("body", b""))
             if received > self.max_bytes:
+                # Answered here: the app turns any error while reading the body into its own
+                # 400, and whatever it sends after this is dropped.
+                if not started:
+                    started = refused = True
+                    await self._refuse(send)
                 raise BodyTooLarge
             return message
 
         async def tracked_send(message: Message) -> None:
             nonlocal started
+            if refused:
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
-        try:
+        with contextlib.suppress(BodyTooLarge):
             await self.app(scope, counted_receive, tracked_send)
-        except BodyTooLarge:
-            if not started:
-                await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(

@@ -17,12 +17,11 @@ from backend.errors import Conflict, ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 
-TURN_LOCK_TTL_S = 600
-
 
 class ConversationContext:
-    def __init__(self, store: SessionStore):
+    def __init__(self, store: SessionStore, *, lock_ttl_s: int = 60):
         self.store = store
+        self.lock_ttl_s = lock_ttl_s
         self._prefix_by_version: dict[int, tuple[int, ...]] = {}
 
     def know_prefix(self, version_id: int, token_ids: tuple[int, ...]) -> None:
@@ -65,7 +64,7 @@ class ConversationContext:
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                if await self.store.try_lock_turn(conversation_id, TURN_LOCK_TTL_S):
+                if await self.store.try_lock_turn(conversation_id, self.lock_ttl_s):
                     return
             except Exception as error:
                 raise ServiceUnavailable(
@@ -74,6 +73,15 @@ class ConversationContext:
             if time.monotonic() >= deadline:
                 raise Conflict(busy_message)
             await asyncio.sleep(0.05)
+
+    async def hold(self, conversation_id: str) -> None:
+        """Keep the turn lock while a reply is written (run as a task; cancel it to stop)."""
+        while True:
+            await asyncio.sleep(self.lock_ttl_s / 3)
+            try:
+                await self.store.extend_turn(conversation_id, self.lock_ttl_s)
+            except Exception as error:
+                logger.warning("could not extend the turn lock of %s: %s", conversation_id, error)
 
     async def unlock(self, conversation_id: str) -> None:
         try:

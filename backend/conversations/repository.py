@@ -1,9 +1,9 @@
-"""Queries, named after what they filter on. Services flush and commit; this only reads and adds."""
+"""Queries, named after what they filter on. Services flush and commit; this reads, adds, marks."""
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.conversations.models import Bot, Conversation, Message, PromptVersion
+from backend.conversations.models import Bot, Conversation, Message, MessageStatus, PromptVersion
 from backend.prompting.assembler import BotPrefix
 from backend.prompting.bots import Bot as BotDefinition
 
@@ -55,6 +55,16 @@ async def list_message_token_ids(db: AsyncSession, conversation_id: str) -> list
         select(Message.token_ids).where(Message.conversation_id == conversation_id).order_by(Message.seq)
     )
     return list(result)
+
+
+async def fail_abandoned_replies(db: AsyncSession, conversation_id: str) -> None:
+    """Replies still "generating" when their conversation's turn lock is free were abandoned:
+    the process writing them stopped. Called with the lock held."""
+    await db.execute(
+        update(Message)
+        .where(Message.conversation_id == conversation_id, Message.status == MessageStatus.GENERATING)
+        .values(status=MessageStatus.FAILED, error="the reply was cut off when the app stopped")
+    )
 
 
 async def get_message(db: AsyncSession, message_id: int) -> Message | None:

@@ -6,6 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Request, status
 from sse_starlette import EventSourceResponse
 
+from backend.api.inputs import ConversationId, JsonRoute
 from backend.api.rate_limits import enforce
 from backend.conversations.models import Conversation
 from backend.conversations.schemas import (
@@ -34,7 +35,9 @@ async def limit_by_address(request: Request) -> None:
     )
 
 
-router = APIRouter(prefix="/api/v1/widget", tags=["widget"], dependencies=[Depends(limit_by_address)])
+router = APIRouter(
+    prefix="/api/v1/widget", tags=["widget"], dependencies=[Depends(limit_by_address)], route_class=JsonRoute
+)
 
 
 def chat_service(request: Request) -> ChatService:
@@ -45,7 +48,7 @@ Chat = Annotated[ChatService, Depends(chat_service)]
 
 
 async def customer_conversation(
-    conversation_id: str,
+    conversation_id: ConversationId,
     chat: Chat,
     authorization: Annotated[str | None, Header(description="Bearer <customer_token>")] = None,
 ) -> Conversation:

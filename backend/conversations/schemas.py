@@ -1,19 +1,23 @@
 """Request and response bodies of the widget API."""
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from backend.api.inputs import StorableText
+
 MAX_CONTEXT_KEYS = 20
 MAX_CONTEXT_VALUE_CHARS = 500
+# JSON has no NaN or infinity, though Python's parser reads them: they could not be stored.
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class StartConversation(BaseModel):
     bot: str = Field(
         description="The bot's slug, the name of its folder in prompts/.", examples=["shop-en"], max_length=64
     )
-    context: dict[str, str | int | float | bool] | None = Field(
+    context: dict[StorableText, StorableText | int | FiniteFloat | bool] | None = Field(
         default=None,
         description="Per-customer facts (name, plan, order number) placed after the bot's fixed "
         "prefix so the prefix stays shared.",
@@ -43,7 +47,7 @@ class ConversationStarted(BaseModel):
 
 
 class SendMessage(BaseModel):
-    text: str = Field(description="What the customer typed.", examples=["Can I return a tent?"])
+    text: StorableText = Field(description="What the customer typed.", examples=["Can I return a tent?"])
 
 
 class MessageOut(BaseModel):

@@ -1,6 +1,7 @@
 """The customer's side of a conversation: start it, send messages, get the bot's replies."""
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import uuid
@@ -127,6 +128,11 @@ class ChatService:
             await self.bots.warm(engine)
         self.engine = engine
         self.ready = True
+
+    def detach_engine(self) -> None:
+        """The engine died: refuse new turns (503) until a new one is attached."""
+        self.ready = False
+        self.engine = None
 
     async def reload_bots(self) -> dict[str, dict[str, Any]]:
         """Read prompts/ again, warming changed prefixes on this process's engine first."""
@@ -266,6 +272,7 @@ class ChatService:
             conversation = await repo.get_conversation(db, conversation_id)
             if conversation is None:
                 raise NotFound(f"no conversation {conversation_id!r}")
+            await repo.fail_abandoned_replies(db, conversation_id)
             live = self._live_bot(conversation)
             events = lifecycle.reopen_by_customer(conversation)
             history = await self.context.ids(db, conversation)
@@ -365,9 +372,13 @@ class ChatService:
         emit(("accepted", {"user_message_id": turn.user_message_id, "reply_message_id": reply.id}))
         stop = self._stop_reply[conversation.id]
         bot = conversation.bot.slug
+        holding = asyncio.create_task(self.context.hold(conversation.id))
         try:
             salt = self._live_bot(conversation).cache_salt
-            result = await self._stream_reply(prompt, max_tokens, reply.id, salt, stop, emit)
+            result = await self._stream_reply(prompt, max_tokens, reply, salt, stop, emit)
+            # Token ids stay exact; a NUL the model wrote cannot be stored in a Postgres text
+            # column, and at temperature 0 every retry would write it again.
+            result = dataclasses.replace(result, text=result.text.replace("\x00", "\ufffd"))
             reply_ids = self.assembler.reply(result.token_ids)
             status = await self._finish_reply(conversation.id, reply.id, result, reply_ids, stop.is_set())
             session = Session([*context_ids, *reply_ids], reply.seq, result.text)
@@ -391,17 +402,22 @@ class ChatService:
             emit(("error", {"message_id": reply.id, "code": "generation_failed", "detail": detail}))
             await self.metrics.reply(Reply(bot, False))
         finally:
+            holding.cancel()
             self._stop_reply.pop(conversation.id, None)
             self._reply_slots_taken -= 1
             await self.context.unlock(conversation.id)
             emit(None)
 
     async def _stream_reply(
-        self, prompt, max_tokens, reply_id, cache_salt: str, stop: asyncio.Event, emit
+        self, prompt, max_tokens, reply: Message, cache_salt: str, stop: asyncio.Event, emit
     ) -> GenerationResult:
         """The engine's tokens, passed on as they come; cut short when an agent takes over."""
         stream = self.engine.stream(
-            prompt, max_tokens=max_tokens, request_id=f"reply-{reply_id}", cache_salt=cache_salt
+            prompt,
+            max_tokens=max_tokens,
+            request_id=f"reply-{reply.id}",
+            cache_salt=cache_salt,
+            affinity_key=reply.conversation_id,
         )
         partial: list[int] = []
         text: list[str] = []

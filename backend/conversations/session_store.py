@@ -27,6 +27,7 @@ class SessionStore(Protocol):
     async def delete(self, conversation_id: str) -> None: ...
     async def try_lock_turn(self, conversation_id: str, ttl_s: int) -> bool: ...
     async def unlock_turn(self, conversation_id: str) -> None: ...
+    async def extend_turn(self, conversation_id: str, ttl_s: int) -> None: ...
     async def ping(self) -> bool: ...
     async def close(self) -> None: ...
 
@@ -63,6 +64,10 @@ class MemorySessionStore:
 
     async def unlock_turn(self, conversation_id: str) -> None:
         self._turns.pop(conversation_id, None)
+
+    async def extend_turn(self, conversation_id: str, ttl_s: int) -> None:
+        if conversation_id in self._turns:
+            self._turns[conversation_id] = time.monotonic() + ttl_s
 
     async def ping(self) -> bool:
         return True
@@ -104,6 +109,9 @@ class RedisSessionStore:
 
     async def unlock_turn(self, conversation_id: str) -> None:
         await self._redis.delete(self._turn_key(conversation_id))
+
+    async def extend_turn(self, conversation_id: str, ttl_s: int) -> None:
+        await self._redis.expire(self._turn_key(conversation_id), ttl_s)
 
     async def ping(self) -> bool:
         return bool(await self._redis.ping())

@@ -54,9 +54,21 @@ class Engine(Protocol):
         max_tokens: int,
         request_id: str | None = None,
         cache_salt: str | None = None,
+        affinity_key: str | None = None,
     ) -> AsyncIterator[TokenDelta | GenerationResult]:
-        """Requests share cached blocks only with requests of the same `cache_salt`."""
+        """Requests share cached blocks only with requests of the same `cache_salt`.
+
+        `affinity_key` names the conversation: an engine made of several replicas sends all
+        requests with the same key to the replica that holds its cache (None: no preference).
+        """
         ...
+
+    @property
+    def is_dead(self) -> bool:
+        """True once the engine can serve no more requests until it is started again."""
+        ...
+
+    def shutdown(self) -> None: ...
 
 
 def engine_args(settings: Settings, model_dir: Path):
@@ -118,6 +130,7 @@ class VllmEngine:
         max_tokens: int,
         request_id: str | None = None,
         cache_salt: str | None = None,
+        affinity_key: str | None = None,  # one engine: every request shares its cache
     ) -> AsyncIterator[TokenDelta | GenerationResult]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
@@ -178,8 +191,18 @@ class VllmEngine:
         )
 
 
-async def warm(engine: Engine, token_ids: Sequence[int], label: str, *, cache_salt: str | None) -> None:
+async def warm(
+    engine: Engine,
+    token_ids: Sequence[int],
+    label: str,
+    *,
+    cache_salt: str | None,
+    affinity_key: str | None = None,
+) -> None:
     """Run `token_ids` once (one output token) so their full blocks are in the prefix cache."""
     request_id = f"{label}-{uuid.uuid4().hex}"
-    async for _ in engine.stream(token_ids, max_tokens=1, request_id=request_id, cache_salt=cache_salt):
+    stream = engine.stream(
+        token_ids, max_tokens=1, request_id=request_id, cache_salt=cache_salt, affinity_key=affinity_key
+    )
+    async for _ in stream:
         pass

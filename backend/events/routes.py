@@ -12,7 +12,7 @@ from backend.conversations.schemas import ErrorBody
 from backend.events.bus import EVENT_TYPES, MESSAGE_CREATED, STATUS_CHANGED, Event
 
 router = APIRouter(tags=["events"])
-SSE = {200: {"content": {"text/event-stream": {}}}, **{c: {"model": ErrorBody} for c in (401, 403, 404)}}
+SSE = {200: {"content": {"text/event-stream": {}}}, **{c: {"model": ErrorBody} for c in (401, 403, 404, 422)}}
 
 
 async def _stream(request: Request, keep) -> EventSourceResponse:

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from backend.api.inputs import RowId, StorableText
 from backend.conversations.schemas import MessageOut
 
 
@@ -43,6 +44,7 @@ class Transcript(BaseModel):
     handoff_reason: str | None
     context: dict | None
     greeting: str
+    created_at: datetime
     handed_off_at: datetime | None
     first_human_reply_at: datetime | None
     resolved_at: datetime | None
@@ -51,15 +53,15 @@ class Transcript(BaseModel):
 
 
 class AgentReply(BaseModel):
-    text: str = Field(
+    text: StorableText = Field(
         description="The reply, or `/shortcode` to send a canned response.",
         examples=["/returns", "Your refund was sent today."],
     )
 
 
 class NoteIn(BaseModel):
-    text: str = Field(min_length=1, max_length=10_000)
+    text: StorableText = Field(min_length=1, max_length=10_000)
 
 
 class Assignment(BaseModel):
-    agent_id: int | None = Field(description="The agent to assign; null to unassign.")
+    agent_id: RowId | None = Field(description="The agent to assign; null to unassign.")

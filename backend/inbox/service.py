@@ -139,6 +139,12 @@ class InboxService:
             async with self.sessions() as db:
                 ids = await self.chat.context.ids(db, conversation)
             salt = self.chat.bots[conversation.bot.slug].cache_salt
-            await warm(self.chat.engine, ids, f"handback-{conversation.id}", cache_salt=salt)
+            await warm(
+                self.chat.engine,
+                ids,
+                f"handback-{conversation.id}",
+                cache_salt=salt,
+                affinity_key=conversation.id,
+            )
         except Exception as error:  # a cold cache costs time, not correctness
             logger.warning("warming %s after hand-back failed: %s", conversation.id, error)

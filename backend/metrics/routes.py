@@ -16,7 +16,7 @@ router = APIRouter(tags=["admin: metrics"])
 LOOPBACK = {"127.0.0.1", "::1"}
 
 
-@router.get("/api/v1/admin/metrics", responses={c: {"model": ErrorBody} for c in (401, 403)})
+@router.get("/api/v1/admin/metrics", responses={c: {"model": ErrorBody} for c in (401, 403, 422)})
 async def admin_metrics(
     _admin: CurrentAdmin,
     request: Request,

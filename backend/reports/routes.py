@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from backend.agents.auth import CurrentAgent
+from backend.api.inputs import StorableText
 from backend.conversations.schemas import ErrorBody
 from backend.errors import InvalidInput
 from backend.reports.service import as_utc, build_report
@@ -22,12 +23,15 @@ async def report(
         datetime | None, Query(alias="from", description="Start (inclusive); default 7 days ago.")
     ] = None,
     to: Annotated[datetime | None, Query(description="End (exclusive); default now.")] = None,
-    bot: Annotated[str | None, Query(max_length=64)] = None,
+    bot: Annotated[StorableText | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
     """Conversations, messages, resolved by the bot vs handed off, first human response time and
     resolution time (both from the handoff on: the bot's time is excluded), overall and per bot."""
-    end = as_utc(to) if to else datetime.now(UTC)
-    start = as_utc(from_) if from_ else end - timedelta(days=7)
+    try:
+        end = as_utc(to).astimezone(UTC) if to else datetime.now(UTC)
+        start = as_utc(from_).astimezone(UTC) if from_ else end - timedelta(days=7)
+    except OverflowError:  # near year 1 or 9999, in UTC or 7 days back
+        raise InvalidInput("'from' and 'to' must lie between the years 1 and 9999 in UTC") from None
     if start >= end:
         raise InvalidInput("'from' must be before 'to'")
     async with request.app.state.sessions() as db:

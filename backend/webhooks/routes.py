@@ -6,16 +6,17 @@ from fastapi import APIRouter, Request, status
 from pydantic import BaseModel, Field
 
 from backend.agents.auth import CurrentAdmin
+from backend.api.inputs import JsonRoute, RowIdPath, StorableText
 from backend.conversations.schemas import ErrorBody
 from backend.events.bus import EVENT_TYPES
 from backend.webhooks import service
 
-router = APIRouter(prefix="/api/v1/webhooks", tags=["admin: webhooks"])
+router = APIRouter(prefix="/api/v1/webhooks", tags=["admin: webhooks"], route_class=JsonRoute)
 ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 422)}
 
 
 class WebhookIn(BaseModel):
-    url: str = Field(max_length=2000, examples=["https://crm.example.com/hooks/prefixdesk"])
+    url: StorableText = Field(max_length=2000, examples=["https://crm.example.com/hooks/prefixdesk"])
     events: list[str] = Field(default_factory=list, description=f"Any of {list(EVENT_TYPES)}; empty for all.")
 
 
@@ -61,13 +62,13 @@ async def create_webhook(body: WebhookIn, _admin: CurrentAdmin, request: Request
 
 
 @router.delete("/{webhook_id}", status_code=status.HTTP_204_NO_CONTENT, responses=ERRORS)
-async def delete_webhook(webhook_id: int, _admin: CurrentAdmin, request: Request) -> None:
+async def delete_webhook(webhook_id: RowIdPath, _admin: CurrentAdmin, request: Request) -> None:
     async with request.app.state.sessions() as db:
         await service.delete_webhook(db, webhook_id)
         await db.commit()
 
 
 @router.get("/{webhook_id}/deliveries", responses=ERRORS)
-async def list_deliveries(webhook_id: int, _admin: CurrentAdmin, request: Request) -> list[DeliveryOut]:
+async def list_deliveries(webhook_id: RowIdPath, _admin: CurrentAdmin, request: Request) -> list[DeliveryOut]:
     async with request.app.state.sessions() as db:
         return [DeliveryOut.model_validate(d) for d in await service.list_deliveries(db, webhook_id)]

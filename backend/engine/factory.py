@@ -1,0 +1,51 @@
+"""The engine the app runs on, chosen by settings."""
+
+from pathlib import Path
+
+from backend.config import Settings
+from backend.engine.remote import Replica
+from backend.engine.routing.assignments import Assignments, MemoryAssignments, RedisAssignments
+from backend.engine.routing.pool import ReplicaPool
+from backend.engine.routing.router import Balance, Router
+from backend.engine.vllm_engine import Engine, VllmEngine
+
+
+async def start_engine(settings: Settings, model_dir: Path) -> Engine:
+    """Start the configured engine; returns once it can take requests."""
+    if settings.engine == "remote":
+        return await start_replica_pool(settings)
+    return await VllmEngine.start(settings, model_dir)
+
+
+def create_assignments(settings: Settings) -> Assignments:
+    # A conversation's replica outlives no longer than its hot session would.
+    if settings.redis_url:
+        return RedisAssignments(
+            settings.redis_url, key_prefix=settings.redis_key_prefix, ttl_s=settings.session_ttl_seconds
+        )
+    return MemoryAssignments(settings.session_ttl_seconds)
+
+
+def create_replica_pool(settings: Settings) -> ReplicaPool:
+    replicas = [
+        Replica(url, temperature=settings.temperature, timeout_s=settings.engine_request_timeout_s)
+        for url in settings.engine_urls
+    ]
+    balance = Balance(
+        load_factor=settings.routing_load_factor,
+        abs_threshold=settings.routing_balance_abs_threshold,
+        rel_threshold=settings.routing_balance_rel_threshold,
+    )
+    return ReplicaPool(
+        replicas,
+        Router(settings.routing, create_assignments(settings), balance),
+        block_size=settings.block_size,
+        max_model_len=settings.max_model_len,
+        health_interval_s=settings.health_check_interval_s,
+    )
+
+
+async def start_replica_pool(settings: Settings) -> ReplicaPool:
+    pool = create_replica_pool(settings)
+    await pool.wait_until_ready(settings.engine_start_timeout_s)
+    return pool

@@ -1,0 +1,168 @@
+"""One `vllm serve` replica, spoken to over its OpenAI-compatible `/v1/completions`.
+
+Prompts go as token ids and replies come back as token ids (`return_token_ids`), so the
+conversation stays append-only across the network exactly as with the embedded engine.
+The replica must run with `--enable-prefix-caching --enable-prompt-tokens-details`: the
+second makes it report each request's cached tokens.
+"""
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+
+import httpx
+
+from backend.engine.vllm_engine import EngineUnavailable, GenerationResult, TokenDelta
+
+logger = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 5.0
+SESSION_HEADER = "X-Session-Id"  # what vLLM production-stack's session router keys on, if set so
+LOAD_METRICS = ("vllm:num_requests_running", "vllm:num_requests_waiting")
+
+
+class ReplicaUnavailable(EngineUnavailable):
+    """The replica could not be reached, went away, or failed on its side (5xx)."""
+
+
+class ReplicaRequestError(RuntimeError):
+    """The replica refused the request itself (4xx): another replica would refuse it too."""
+
+
+def parse_load(metrics_text: str) -> int:
+    """Requests running or waiting on the replica, from its Prometheus text."""
+    total = 0.0
+    for line in metrics_text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in LOAD_METRICS:
+            total += float(line.rsplit(" ", 1)[1])
+    return int(total)
+
+
+class Replica:
+    def __init__(
+        self, url: str, *, temperature: float, timeout_s: float, client: httpx.AsyncClient | None = None
+    ):
+        self.url = url.rstrip("/")
+        self.temperature = temperature
+        self.model: str | None = None  # the served model's name, from /v1/models
+        self.max_model_len: int | None = None
+        self._client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout_s, connect=PROBE_TIMEOUT_S),
+            limits=httpx.Limits(max_connections=512, max_keepalive_connections=64),
+        )
+
+    def __repr__(self) -> str:
+        return f"Replica({self.url})"
+
+    async def probe(self) -> bool:
+        """True if the replica answers /health (and, the first time, says what it serves)."""
+        try:
+            response = await self._client.get(f"{self.url}/health", timeout=PROBE_TIMEOUT_S)
+            if response.status_code != 200:
+                return False
+            if self.model is None:
+                models = await self._client.get(f"{self.url}/v1/models", timeout=PROBE_TIMEOUT_S)
+                models.raise_for_status()
+                served = models.json()["data"][0]
+                self.model, self.max_model_len = served["id"], served.get("max_model_len")
+            return True
+        except (httpx.HTTPError, KeyError, IndexError, ValueError):
+            return False
+
+    async def load(self) -> int | None:
+        """Requests running or waiting there, counting every app process's; None if unknown."""
+        try:
+            response = await self._client.get(f"{self.url}/metrics", timeout=PROBE_TIMEOUT_S)
+            return parse_load(response.text) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    async def reset_prefix_cache(self) -> None:
+        """Empty the replica's prefix cache (benchmarks; needs VLLM_SERVER_DEV_MODE=1 there)."""
+        response = await self._client.post(f"{self.url}/reset_prefix_cache", timeout=PROBE_TIMEOUT_S)
+        response.raise_for_status()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _body(self, prompt_ids, max_tokens, request_id, cache_salt) -> dict:
+        body = {
+            "model": self.model,
+            "prompt": list(prompt_ids),
+            "max_tokens": max_tokens,
+            # The same sampling as the embedded engine; explicit, so the model's
+            # generation_config.json (which `vllm serve` applies by default) changes nothing.
+            "temperature": self.temperature,
+            "top_p": 1.0,
+            "top_k": 0,
+            "repetition_penalty": 1.0,
+            "skip_special_tokens": True,
+            "return_token_ids": True,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "request_id": request_id,
+        }
+        if cache_salt:
+            body["cache_salt"] = cache_salt
+        return body
+
+    async def stream(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_tokens: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        session: str | None = None,
+    ) -> AsyncIterator[TokenDelta | GenerationResult]:
+        """`session` goes out as `X-Session-Id`, for a session-aware router in front of replicas."""
+        body = self._body(prompt_ids, max_tokens, request_id or uuid.uuid4().hex, cache_salt)
+        headers = {SESSION_HEADER: session} if session else {}
+        started = time.perf_counter()
+        first_token_at: float | None = None
+        text_parts: list[str] = []
+        token_ids: list[int] = []
+        cached, finish_reason = 0, "stop"
+        try:
+            # Leaving this block (the caller stopped reading) closes the connection, and
+            # vLLM aborts a request whose client went away.
+            completions = f"{self.url}/v1/completions"
+            async with self._client.stream("POST", completions, json=body, headers=headers) as response:
+                if response.status_code >= 500:
+                    raise ReplicaUnavailable(f"{self.url} answered {response.status_code}")
+                if response.status_code >= 400:
+                    detail = (await response.aread()).decode(errors="replace")[:500]
+                    raise ReplicaRequestError(f"{self.url} refused the request: {detail}")
+                async for line in response.aiter_lines():
+                    if not line.startswith("data:") or line == "data: [DONE]":
+                        continue
+                    chunk = json.loads(line[5:])
+                    if "error" in chunk:
+                        raise ReplicaUnavailable(f"{self.url} failed the request: {chunk['error']}")
+                    for choice in chunk.get("choices") or ():
+                        ids = choice.get("token_ids") or []
+                        if ids and first_token_at is None:
+                            first_token_at = time.perf_counter()
+                        if choice.get("text") or ids:
+                            text_parts.append(choice.get("text", ""))
+                            token_ids.extend(ids)
+                            yield TokenDelta(choice.get("text", ""), list(ids))
+                        finish_reason = choice.get("finish_reason") or finish_reason
+                    usage = chunk.get("usage")
+                    if usage:
+                        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        except httpx.HTTPError as error:
+            raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
+        finished = time.perf_counter()
+        yield GenerationResult(
+            text="".join(text_parts),
+            token_ids=token_ids,
+            finish_reason=finish_reason,
+            prompt_tokens=len(prompt_ids),
+            cached_tokens=cached,
+            ttft_s=(first_token_at or finished) - started,
+            total_s=finished - started,
+        )

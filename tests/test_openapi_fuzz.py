@@ -1,0 +1,160 @@
+"""Schemathesis over the app's own OpenAPI spec, on the real stack: no input makes it fail (5xx).
+
+Every operation is fuzzed as an admin agent, as a conversation's customer and without
+credentials, with data that fits the spec and data that does not, against the app served
+on loopback. Hypothesis runs derandomized, so each run sends the same requests.
+"""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.core.failures import FailureGroup
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from backend.agents.models import AgentRole
+from backend.migrate import upgrade
+from tests.helpers import start
+from tests.support import (
+    TEST_DATABASE,
+    client_app,
+    drop_database,
+    make_agent,
+    recreate_database,
+    served,
+    wait_ready,
+)
+
+# These stream until the client goes away: a fuzzed request would hang until its timeout.
+# Their authorization is the same dependency the fuzzed widget and agent operations use.
+ENDLESS_STREAMS = {
+    ("GET", "/api/v1/events"),
+    ("GET", "/api/v1/widget/conversations/{conversation_id}/events"),
+}
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+EXAMPLES = {"own": 15, "other": 4}  # per operation, identity and generation mode
+
+
+@pytest.fixture(scope="module")
+async def fuzz_settings(tiny_settings) -> AsyncIterator:
+    """A database of its own: what fuzzing creates (agents, canned responses, webhooks) stays here."""
+    name = f"{TEST_DATABASE}_fuzz"
+    url = await recreate_database(name)
+    await asyncio.to_thread(upgrade, url)
+    yield tiny_settings.model_copy(
+        update={
+            "database_url": url,
+            "rate_limit_messages_per_conversation": 1_000_000,
+            # Fuzzed webhooks point anywhere; nothing should be sent to them.
+            "webhook_poll_interval_s": 3600.0,
+        }
+    )
+    await drop_database(name)
+
+
+@dataclass
+class Run:
+    examples: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+def fuzz_operation(operation, url: str, headers: dict[str, str], real_ids: dict, examples: int, run: Run):
+    session = requests.Session()
+    strategies = [operation.as_strategy(mode) for mode in schemathesis.GenerationMode]
+    ids = {p.name: real_ids[p.name] for p in operation.path_parameters if p.name in real_ids}
+    if ids:
+        strategies += [
+            operation.as_strategy(mode, path_parameters=ids) for mode in schemathesis.GenerationMode
+        ]
+
+    @settings(
+        max_examples=examples * len(strategies),
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=st.one_of(strategies))
+    def check(case):
+        run.examples += 1
+        response = case.call(base_url=url, session=session, headers=headers, timeout=30)
+        run.statuses[response.status_code] = run.statuses.get(response.status_code, 0) + 1
+        case.validate_response(response, checks=CHECKS, headers=headers)
+
+    try:
+        check()
+    except (Exception, FailureGroup) as error:
+        run.failures.append(f"{operation.label}: {error}")
+
+
+async def test_no_fuzzed_request_gets_a_server_error(fuzz_settings, tiny_engine, record_property):
+    async with (
+        served(fuzz_settings, tiny_engine) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as client,
+    ):
+        await wait_ready(client)
+        app = client_app(url)
+        conversation = await start(client)
+        _, admin = await make_agent(app, AgentRole.ADMIN)
+        agent_id, _agent = await make_agent(app)
+        identities = {
+            "admin": admin,
+            "customer": {"Authorization": f"Bearer {conversation['customer_token']}"},
+            "anonymous": {},
+        }
+        real_ids = {
+            "conversation_id": conversation["conversation_id"],
+            "agent_id": agent_id,
+            "token_id": (await client.post(f"/api/v1/agents/{agent_id}/tokens", headers=admin)).json()[
+                "details"
+            ]["id"],
+            "canned_id": (
+                await client.post(
+                    "/api/v1/canned-responses", headers=admin, json={"shortcode": "fuzz", "text": "Hello"}
+                )
+            ).json()["id"],
+            "webhook_id": (
+                await client.post("/api/v1/webhooks", headers=admin, json={"url": "http://127.0.0.1:9/"})
+            ).json()["id"],
+        }
+        schema = schemathesis.openapi.from_dict(app.openapi(), config=schemathesis.Config())
+        run = Run()
+        began = time.monotonic()
+        for result in schema.get_all_operations():
+            operation = result.ok()
+            if (operation.method.upper(), operation.path) in ENDLESS_STREAMS:
+                continue
+            own = "customer" if operation.path.startswith("/api/v1/widget/") else "admin"
+            for name in identities:
+                examples = EXAMPLES["own" if name == own else "other"]
+                headers = identities[name]
+                await asyncio.to_thread(fuzz_operation, operation, url, headers, real_ids, examples, run)
+            # A fuzzed DELETE /api/v1/tokens/{token_id} may have revoked the admin's token.
+            _, identities["admin"] = await make_agent(app, AgentRole.ADMIN)
+        elapsed = time.monotonic() - began
+    record_property("schemathesis_examples", run.examples)
+    record_property("schemathesis_seconds", round(elapsed, 1))
+    print(
+        f"schemathesis: {run.examples} examples in {elapsed:.1f} s; statuses {sorted(run.statuses.items())}"
+    )
+    assert not run.failures, "\n\n".join(run.failures)
+    assert run.statuses.get(200, 0) + run.statuses.get(201, 0) > 100  # the fuzzing got past validation
