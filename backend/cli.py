@@ -96,15 +96,58 @@ def serve(
 
 @app.command()
 def bench(
-    conversations: Annotated[int, typer.Option(help="Conversations (one question each).")] = 32,
-    bot: Annotated[str, typer.Option(help="The bot whose prefix they share.")] = "shop-en",
-    max_tokens: Annotated[int, typer.Option(help="Reply length cap.")] = 24,
-    out: Annotated[Path, typer.Option(help="JSON results.")] = Path("bench/results/caching.json"),
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(help="article, random, multiturn, support (repeat to pick several; default all)."),
+    ] = None,
+    way: Annotated[
+        list[str] | None, typer.Option(help="app, engine, peer (repeat to pick several; default all).")
+    ] = None,
+    requests: Annotated[int, typer.Option(help="Requests of `article` and `random`.")] = 100,
+    conversations: Annotated[int, typer.Option(help="Conversations of `multiturn`.")] = 8,
+    turns: Annotated[int, typer.Option(help="Turns per `multiturn` conversation.")] = 4,
+    rates: Annotated[str, typer.Option(help="`support` arrival rates (req/s), comma-separated.")] = "0.5,1,2",
+    window: Annotated[float, typer.Option(help="Seconds of arrivals per `support` rate.")] = 30.0,
+    max_tokens: Annotated[int, typer.Option(help="Reply length cap, the same for every way.")] = 24,
+    model: Annotated[Path | None, typer.Option(help="A model directory instead of PREFIXDESK_MODEL.")] = None,
+    out: Annotated[Path, typer.Option(help="JSON results.")] = Path("bench/results/latest.json"),
+    plots_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside --out).")] = None,
+    caching: Annotated[
+        list[str] | None, typer.Option(help="on, off (repeat for both; default both).")
+    ] = None,
+    group_by_way: Annotated[
+        bool, typer.Option(help="One engine per way and mode for all scenarios (quick checks only).")
+    ] = False,
 ) -> None:
-    """Caching on vs off: the same conversations through the service layer, one engine each."""
-    from backend.bench.caching import run_caching_benchmark
+    """Prefix caching on vs off: the article's experiments on the app, the bare engine and `vllm serve`."""
+    import os
 
-    run_caching_benchmark(conversations=conversations, bot=bot, max_tokens=max_tokens, out=out)
+    from backend.bench.suite import SCENARIO_WAYS, WAYS, Options, run_bench
+
+    scenarios = scenario or list(SCENARIO_WAYS)
+    ways = way or list(WAYS)
+    modes = caching or ["off", "on"]
+    unknown = [s for s in scenarios if s not in SCENARIO_WAYS] + [w for w in ways if w not in WAYS]
+    unknown += [m for m in modes if m not in ("on", "off")]
+    if unknown:
+        _fail(f"unknown scenario, way or caching mode: {', '.join(unknown)}")
+    if model is not None:
+        os.environ["PREFIXDESK_MODEL"] = str(model.resolve())  # every run process reads it
+    options = Options(
+        scenarios=scenarios,
+        ways=ways,
+        requests=requests,
+        conversations=conversations,
+        turns=turns,
+        rates=[float(r) for r in rates.split(",") if r.strip()],
+        window_s=window,
+        max_tokens=max_tokens,
+        out=out,
+        plots_dir=plots_dir,
+        group_by_way=group_by_way,
+        caching=[mode == "on" for mode in ("off", "on") if mode in modes],
+    )
+    run_bench(options, echo=typer.echo)
 
 
 if __name__ == "__main__":

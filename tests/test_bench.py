@@ -1,18 +1,44 @@
-"""The caching benchmark runs end to end (on the tiny model: figures, not speed, are checked)."""
+"""`prefixdesk bench` end to end on the tiny model: every scenario and way, tiny counts.
 
+Figures, not speed, are checked: the JSON's shape, and cached tokens that only caching gives.
+One engine per way and caching mode (`--group-by-way`) keeps it to six engine loads.
+"""
+
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 
+from backend.bench import workloads
+from backend.bench.load import cacheable
 
-def test_the_caching_benchmark_writes_both_modes(tmp_path, tiny_model_dir):
-    out = tmp_path / "caching.json"
+
+def test_cacheable_counts_full_blocks_and_leaves_the_last_prompt_token():
+    assert cacheable(657, 680, 32) == 640
+    assert cacheable(700, 680, 32) == 672  # the whole prompt was seen: all but its last token
+    assert cacheable(0, 680, 32) == 0
+
+
+def test_workloads_are_distinct_and_reproducible():
+    article = workloads.article(100)
+    assert len({c.turns[0] for c in article.conversations}) == 100
+    assert workloads.support(1.0, 30) == workloads.support(1.0, 30)
+    support = workloads.support(2.0, 60)
+    assert support.requests > len(support.conversations) > support.requests / 2  # mostly new ones
+    for conversation in support.conversations:
+        assert list(conversation.arrivals) == sorted(conversation.arrivals)
+    assert all(c.bot is None for c in workloads.random_documents(3).conversations)
+
+
+def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir):
+    out = tmp_path / "latest.json"
     env = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/root"),
-        "PREFIXDESK_MODEL": str(tiny_model_dir),
         "PREFIXDESK_KV_CACHE_GIB": "1",
+        "PREFIXDESK_MAX_MODEL_LEN": "2048",
+        "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
     }
     result = subprocess.run(
         [
@@ -20,23 +46,56 @@ def test_the_caching_benchmark_writes_both_modes(tmp_path, tiny_model_dir):
             "-m",
             "backend.cli",
             "bench",
-            "--conversations",
+            "--model",
+            str(tiny_model_dir),
+            "--requests",
             "3",
+            "--conversations",
+            "2",
+            "--turns",
+            "2",
+            "--rates",
+            "2",
+            "--window",
+            "2",
             "--max-tokens",
             "4",
+            "--group-by-way",
             "--out",
             str(out),
         ],
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1200,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "| total time (s) |" in result.stdout
     figures = json.loads(out.read_text())
-    on, off = figures["on"], figures["off"]
-    assert on["conversations"] == off["conversations"] == 3
-    assert on["total_s"] > 0 and off["qps"] > 0 and figures["speedup_total_time"] > 0
-    assert off["cached_tokens"] == 0
-    assert on["cached_tokens"] == on["shared_prefix_cacheable_tokens"]  # every prefix block hit
+    assert figures["meta"]["app_storage"] == "sqlite + in-process store"
+    assert figures["meta"]["load_average_at_start"]
+    for scenario in ("article", "random", "multiturn", "support"):
+        for mode in ("on", "off"):
+            assert figures[scenario][mode]["total_s"] > 0 and figures[scenario][mode]["qps"] > 0
+    article = figures["article"]
+    assert set(article["ways"]) == {"app", "engine", "peer"}
+    assert article["app_qps"] > 0 and article["engine_qps"] > 0 and article["peer_qps"] > 0
+    for way, modes in article["ways"].items():
+        assert modes["on"]["requests"] == modes["off"]["requests"] == 3, way
+        assert modes["off"]["cached_tokens"] == 0, way
+        assert 0 < modes["on"]["cached_tokens"] <= modes["on"]["prompt_tokens"], way
+        # Every full block of the bot's prefix hits, whichever way the request came.
+        assert modes["on"]["cached_tokens"] == modes["on"]["cacheable_tokens"], way
+        assert modes["on"]["peak_rss_mib"] > 0, way
+    multiturn = figures["multiturn"]
+    for way, modes in multiturn["ways"].items():
+        assert modes["on"]["requests"] == 4, way
+        assert modes["on"]["cached_share_of_cacheable"] >= 0.95, way
+    assert figures["random"]["on"]["cacheable_tokens"] == 0
+    assert figures["support"]["by_rate"][0]["rate"] == 2.0
+    assert {t["target"] for t in figures["targets"]} and len(figures["targets"]) == 4
+    if importlib.util.find_spec("matplotlib"):  # the `bench` extra
+        for plot in ("on_vs_off.png", "ways.png", "latency_vs_rate.png"):
+            assert (tmp_path / plot).stat().st_size > 0, plot
+    else:
+        assert "plots skipped" in result.stdout

@@ -1,0 +1,71 @@
+"""Peak memory while a workload runs: the engine's process tree RSS and KV cache use."""
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Awaitable, Callable
+
+import httpx
+import psutil
+
+KV_USAGE = re.compile(r"^vllm:kv_cache_usage_perc(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE)
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants (vLLM runs its engine core apart)."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            total += process.memory_info().rss
+    return total
+
+
+def metrics_kv_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[float | None]]:
+    """KV cache use (0..1) from a server's Prometheus /metrics."""
+
+    async def read() -> float | None:
+        response = await client.get("/metrics")
+        found = KV_USAGE.findall(response.text) if response.status_code == 200 else []
+        return max(float(v) for v in found) if found else None
+
+    return read
+
+
+class Peaks:
+    """Samples in the background until stopped; `as_dict` gives the maxima seen."""
+
+    def __init__(self, pid: int, kv_usage: Callable[[], Awaitable[float | None]], interval_s: float = 0.25):
+        self.pid, self.kv_usage, self.interval_s = pid, kv_usage, interval_s
+        self.rss = 0
+        self.kv: float | None = None
+        self._task: asyncio.Task | None = None
+
+    async def _sample(self) -> None:
+        while True:
+            self.rss = max(self.rss, await asyncio.to_thread(tree_rss, self.pid))
+            with contextlib.suppress(Exception):  # a busy server may miss one sample
+                kv = await self.kv_usage()
+                if kv is not None:
+                    self.kv = max(self.kv or 0.0, kv)
+            await asyncio.sleep(self.interval_s)
+
+    async def __aenter__(self) -> "Peaks":
+        self.rss = await asyncio.to_thread(tree_rss, self.pid)
+        self._task = asyncio.create_task(self._sample())
+        return self
+
+    async def __aexit__(self, *_exc) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    def as_dict(self) -> dict:
+        return {
+            "peak_rss_mib": round(self.rss / (1 << 20), 1),
+            "peak_kv_cache_usage": None if self.kv is None else round(self.kv, 4),
+        }

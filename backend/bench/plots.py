@@ -1,0 +1,123 @@
+"""PNG plots of one benchmark run (matplotlib, the `bench` extra)."""
+
+from pathlib import Path
+
+from backend.bench.report import WAY_ORDER
+
+COLORS = {"off": "#b0b7c3", "on": "#2f6fdf"}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def on_vs_off(scenarios: dict, path: Path) -> Path | None:
+    """Total time and QPS with caching off and on, per scenario (its headline way)."""
+    names = [n for n, r in scenarios.items() if "on" in r and "off" in r]
+    if not names:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    width = 0.38
+    for ax, key, title in ((axes[0], "total_s", "total time (s)"), (axes[1], "qps", "QPS")):
+        for offset, mode in ((-width / 2, "off"), (width / 2, "on")):
+            values = [scenarios[n][mode][key] for n in names]
+            bars = ax.bar(
+                [i + offset for i in range(len(names))],
+                values,
+                width,
+                label=f"caching {mode}",
+                color=COLORS[mode],
+            )
+            ax.bar_label(bars, fmt="%.3g", fontsize=8)
+        ax.set_xticks(range(len(names)), [f"{n}\n({scenarios[n]['way']})" for n in names])
+        ax.set_title(title)
+        ax.legend()
+    fig.suptitle("prefix caching off vs on")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def ways(scenarios: dict, path: Path) -> Path | None:
+    """QPS of the app over HTTP, the bare engine and vLLM's own server, caching off and on."""
+    names = [n for n, r in scenarios.items() if len(r["ways"]) > 1]
+    if not names:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    width = 0.38
+    for ax, name in zip(axes[0], names, strict=True):
+        present = [w for w in WAY_ORDER if w in scenarios[name]["ways"]]
+        for offset, mode in ((-width / 2, "off"), (width / 2, "on")):
+            values = [scenarios[name]["ways"][w].get(mode, {}).get("qps", 0) for w in present]
+            bars = ax.bar(
+                [i + offset for i in range(len(present))],
+                values,
+                width,
+                label=f"caching {mode}",
+                color=COLORS[mode],
+            )
+            ax.bar_label(bars, fmt="%.3g", fontsize=8)
+        ax.set_xticks(range(len(present)), present)
+        ax.set_title(f"{name}: QPS")
+        ax.legend(loc="upper left")
+    fig.suptitle("app over HTTP vs bare engine vs vLLM's OpenAI server")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def latency_vs_rate(scenarios: dict, path: Path) -> Path | None:
+    """Open-loop latency (p50, p95) against the arrival rate."""
+    rows = scenarios.get("support", {}).get("by_rate")
+    if not rows:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for mode in ("off", "on"):
+        points = [(r["rate"], r[mode]) for r in rows if mode in r]
+        if not points:
+            continue
+        rates = [rate for rate, _ in points]
+        ax.plot(
+            rates,
+            [f["latency_ms_p50"] / 1000 for _, f in points],
+            "o-",
+            color=COLORS[mode],
+            label=f"caching {mode}, p50",
+        )
+        ax.plot(
+            rates,
+            [f["latency_ms_p95"] / 1000 for _, f in points],
+            "s--",
+            color=COLORS[mode],
+            label=f"caching {mode}, p95",
+        )
+    ax.set_xlabel("arrival rate (requests/s)")
+    ax.set_ylabel("response time (s)")
+    ax.set_yscale("log")
+    ax.set_title("support traffic: response time vs arrival rate")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_all(scenarios: dict, folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    made = [
+        on_vs_off(scenarios, folder / "on_vs_off.png"),
+        ways(scenarios, folder / "ways.png"),
+        latency_vs_rate(scenarios, folder / "latency_vs_rate.png"),
+    ]
+    return [p for p in made if p is not None]

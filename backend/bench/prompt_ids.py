@@ -1,0 +1,51 @@
+"""The prompt token ids the app would send, built with the app's own assembler.
+
+The bare engine and the peer server get exactly these ids (and the bot's cache salt), so
+all three ways compute the same tokens.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend.bench.workloads import Conversation
+from backend.conversations.live_bots import cache_salt
+from backend.prompting.assembler import PromptAssembler
+from backend.prompting.bots import load_bots
+from backend.prompting.chat_format import ChatFormat
+
+
+@dataclass
+class History:
+    """One conversation's tokens so far, as the model saw them."""
+
+    ids: list[int]
+    salt: str | None
+    pending: list[int] = field(default_factory=list)  # the last message, until its reply is added
+
+
+class PromptIds:
+    def __init__(self, model_dir: Path, prompts_dir: Path, secret_key: str):
+        from transformers import AutoTokenizer
+
+        self.assembler = PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(model_dir)))
+        self.bots = load_bots(prompts_dir)
+        self.prefixes = {
+            slug: list(self.assembler.bot_prefix(bot).token_ids) for slug, bot in self.bots.items()
+        }
+        self.salts = {slug: cache_salt(secret_key, slug) for slug in self.bots}
+
+    def opening(self, conversation: Conversation) -> History:
+        if conversation.bot is None:
+            fmt = self.assembler.format
+            return History(fmt.message(fmt.first_system, conversation.system_text or ""), None)
+        return History(list(self.prefixes[conversation.bot]), self.salts[conversation.bot])
+
+    def prompt(self, history: History, text: str) -> list[int]:
+        """The prompt for a reply to `text`; `add_reply` completes the turn."""
+        history.pending = self.assembler.user_message(text)
+        return self.assembler.prompt_for_reply([*history.ids, *history.pending])
+
+    def add_reply(self, history: History, generated: Sequence[int]) -> None:
+        history.ids += [*history.pending, *self.assembler.reply(generated)]
+        history.pending = []

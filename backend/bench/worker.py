@@ -1,0 +1,205 @@
+"""One benchmark run in its own process: one way, caching on or off, one engine.
+
+    python -m backend.bench.worker SPEC.json      (written by `prefixdesk bench`)
+
+The spec names the way (`app`, `engine`, `peer`), the caching mode and the workloads; the
+figures of every request go to the spec's `out` file. The engine (and, for `app` and
+`peer`, the server around it) lives only as long as this process.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from backend.bench import servers
+from backend.bench.load import drive
+from backend.bench.peaks import Peaks, metrics_kv_reader
+from backend.bench.prompt_ids import PromptIds
+from backend.bench.targets import AppTarget, EngineTarget, PeerTarget
+from backend.bench.workloads import Conversation, Workload, build
+from backend.config import Settings
+from backend.engine.model_store import resolve_model_dir
+
+HTTP_LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
+# Replies wait in the engine's queue as long as the load makes them: no client-side timeout.
+HTTP_TIMEOUT = httpx.Timeout(3600.0)
+
+
+def workloads_of(spec: dict) -> list[Workload]:
+    found = []
+    for scenario in spec["scenarios"]:
+        found += build(
+            scenario,
+            requests=spec["requests"],
+            conversations=spec["conversations"],
+            turns=spec["turns"],
+            rates=spec["rates"],
+            window_s=spec["window_s"],
+        )
+    return found
+
+
+WARMUP = Conversation("warmup", ("Hello, are you open on Sundays?",))
+
+
+async def measure(workloads, target, peaks_of, prefix_tokens, block_size) -> list[dict]:
+    # One untimed request first: connections, lazy imports and first-call caches are not
+    # what the benchmark measures.
+    await target.send(await target.open(WARMUP), WARMUP.turns[0])
+    runs = []
+    for workload in workloads:
+        load_avg = os.getloadavg()[0]
+        async with peaks_of() as peaks:
+            total_s, records = await drive(
+                workload, target, prefix_tokens=prefix_tokens, block_size=block_size
+            )
+        runs.append(
+            {
+                "scenario": workload.scenario,
+                "rate": workload.rate,
+                "label": workload.label,
+                "total_s": total_s,
+                "load_avg_1m_at_start": load_avg,
+                "records": records,
+                **peaks.as_dict(),
+            }
+        )
+    return runs
+
+
+async def run_engine(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path) -> dict:
+    from backend.engine.vllm_engine import VllmEngine, warm
+
+    started = time.perf_counter()
+    engine = await VllmEngine.start(settings, model_dir)
+    try:
+        for slug in ids.bots:
+            await warm(engine, ids.prefixes[slug], f"warmup-{slug}", cache_salt=ids.salts[slug])
+        load_s = time.perf_counter() - started
+
+        async def kv_usage() -> float:
+            return engine.stats.kv_cache_usage
+
+        runs = await measure(
+            workloads_of(spec),
+            EngineTarget(engine, ids, spec["max_tokens"]),
+            lambda: Peaks(os.getpid(), kv_usage),
+            {slug: len(p) for slug, p in ids.prefixes.items()},
+            settings.block_size,
+        )
+    finally:
+        engine.shutdown()
+    return {"engine_load_s": load_s, "runs": runs}
+
+
+def app_storage(settings: Settings, workdir: Path) -> tuple[Settings, str]:
+    """Postgres and Redis when given, else a fresh SQLite file and the in-process store."""
+    given = any(os.environ.get(name) for name in ("DATABASE_URL", "PREFIXDESK_DATABASE_URL"))
+    if not given:
+        settings = settings.model_copy(update={"database_url": f"sqlite+aiosqlite:///{workdir}/bench.db"})
+    database = settings.database_url.split(":", 1)[0].split("+", 1)[0]
+    store = "redis" if settings.redis_url else "in-process store"
+    return settings, f"{database} + {store}"
+
+
+async def clean_redis(url: str | None, prefix: str) -> None:
+    if not url:
+        return
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(url)
+    keys = [key async for key in client.scan_iter(f"{prefix}*")]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
+
+
+async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path) -> dict:
+    settings, storage = app_storage(settings, workdir)
+    redis_prefix = f"prefixdesk-bench-{uuid.uuid4().hex[:8]}:"
+    env = servers.app_environment(settings, max_tokens=spec["max_tokens"], redis_prefix=redis_prefix)
+    env["PREFIXDESK_PROMPTS_DIR"] = str(servers.bench_prompts(settings.prompts_dir, workdir / "prompts"))
+    port = servers.free_port()
+    started = time.perf_counter()
+    try:
+        async with (
+            servers.running(servers.app_command(port), env, "/readyz", workdir / "app.log") as server,
+            httpx.AsyncClient(base_url=server.url, timeout=HTTP_TIMEOUT, limits=HTTP_LIMITS) as client,
+        ):
+            load_s = time.perf_counter() - started
+            runs = await measure(
+                workloads_of(spec),
+                AppTarget(client),
+                lambda: Peaks(server.pid, metrics_kv_reader(client)),
+                {slug: len(p) for slug, p in ids.prefixes.items()},
+                settings.block_size,
+            )
+    finally:
+        await clean_redis(settings.redis_url, redis_prefix)
+    return {"engine_load_s": load_s, "runs": runs, "storage": storage}
+
+
+async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path, workdir: Path) -> dict:
+    port = servers.free_port()
+    command = servers.peer_command(settings, model_dir, port)
+    started = time.perf_counter()
+    env = servers.peer_environment(settings)
+    async with (
+        servers.running(command, env, "/health", workdir / "peer.log") as server,
+        httpx.AsyncClient(base_url=server.url, timeout=HTTP_TIMEOUT, limits=HTTP_LIMITS) as client,
+    ):
+        target = PeerTarget(client, ids, spec["max_tokens"], servers.PEER_MODEL_NAME)
+        for slug in ids.bots:  # as the app warms every bot's prefix at start
+            await target.complete(ids.prefixes[slug], ids.salts[slug], 1)
+        load_s = time.perf_counter() - started
+        runs = await measure(
+            workloads_of(spec),
+            target,
+            lambda: Peaks(server.pid, metrics_kv_reader(client)),
+            {slug: len(p) for slug, p in ids.prefixes.items()},
+            settings.block_size,
+        )
+    return {"engine_load_s": load_s, "runs": runs, "command": " ".join(command[1:])}
+
+
+async def run(spec: dict) -> dict:
+    settings = Settings().model_copy(
+        update={"enable_prefix_caching": spec["caching"], "max_reply_tokens": spec["max_tokens"]}
+    )
+    model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+    ids = PromptIds(model_dir, settings.prompts_dir, settings.secret_key)
+    workdir = Path(tempfile.mkdtemp(prefix=f"prefixdesk-bench-{spec['way']}-"))
+    if spec["way"] == "engine":
+        result = await run_engine(spec, settings, ids, model_dir)
+    elif spec["way"] == "app":
+        result = await run_app(spec, settings, ids, workdir)
+    elif spec["way"] == "peer":
+        result = await run_peer(spec, settings, ids, model_dir, workdir)
+    else:
+        raise ValueError(f"unknown way {spec['way']!r}")
+    return {
+        "way": spec["way"],
+        "caching": spec["caching"],
+        "block_size": settings.block_size,
+        "kv_cache_gib": settings.kv_cache_gib,
+        "max_num_seqs": settings.max_num_seqs,
+        "max_num_batched_tokens": settings.max_num_batched_tokens,
+        **result,
+    }
+
+
+def main() -> None:
+    spec = json.loads(Path(sys.argv[1]).read_text())
+    result = asyncio.run(run(spec))
+    Path(spec["out"]).write_text(json.dumps(result, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

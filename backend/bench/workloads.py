@@ -1,0 +1,144 @@
+"""The benchmark's scenarios as plain data: who says what, and when.
+
+A workload is a set of conversations, each a list of customer messages. Closed-loop
+workloads submit every conversation at once and send each next turn as soon as the
+previous reply is complete; open-loop ones (`support`) give every message an arrival time
+drawn from a Poisson process, as real customers arrive regardless of how busy the bot is.
+"""
+
+import random
+from dataclasses import dataclass
+
+from backend.bench.questions import SHOP_EN
+from backend.prompting.handoff import HandoffRules
+
+BOT = "shop-en"
+SCENARIOS = ("article", "random", "multiturn", "support")
+
+# Questions the bot answers itself: one asking for a person would be handed over instead.
+_QUESTIONS = [q for q in SHOP_EN if not HandoffRules.from_config("en", {}).asks_for_human(q)]
+
+# Filler for the `random` scenario: unrelated documents of about a bot prefix's length.
+_VOCABULARY = (
+    "amber basalt canyon delta ember fjord glacier harbor island jungle kelp lagoon meadow "
+    "nebula orchard prairie quarry reef savanna tundra upland valley willow xenon yarrow zephyr "
+    "anchor beacon compass dynamo engine furnace gearbox hinge ingot joist kiln lathe mortar "
+    "nozzle piston quench rivet spindle turbine valve winch yoke zinc apricot barley cassava "
+    "durian endive fennel guava hazel indigo jicama kumquat lentil mango nutmeg okra papaya "
+    "quince radish sorrel tamarind walnut"
+)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    key: str
+    turns: tuple[str, ...]  # the customer's messages, in order
+    bot: str | None = BOT  # None: no bot prefix; `system_text` opens the prompt instead
+    system_text: str | None = None
+    arrivals: tuple[float, ...] | None = None  # open loop: seconds after the start, per turn
+
+
+@dataclass(frozen=True)
+class Workload:
+    scenario: str
+    conversations: tuple[Conversation, ...]
+    rate: float | None = None  # open loop: arrivals per second
+
+    @property
+    def requests(self) -> int:
+        return sum(len(c.turns) for c in self.conversations)
+
+    @property
+    def label(self) -> str:
+        return self.scenario if self.rate is None else f"{self.scenario}@{self.rate:g}"
+
+
+def question(index: int) -> str:
+    """A distinct customer question for every index (the policy answers the base question)."""
+    base = _QUESTIONS[index % len(_QUESTIONS)]
+    round_ = index // len(_QUESTIONS)
+    # The order number comes first: repeated questions then share no full cache block beyond
+    # the bot's prefix, which keeps "cacheable" exactly the prefix's full blocks.
+    return base if round_ == 0 else f"Order NW-{round_}{index:04d}: {base}"
+
+
+def article(requests: int) -> Workload:
+    """The article's experiment: many requests sharing one bot's prefix, each its own question."""
+    return Workload("article", tuple(Conversation(f"a{i}", (question(i),)) for i in range(requests)))
+
+
+def random_documents(requests: int, *, words: int = 400, seed: int = 7) -> Workload:
+    """Requests that share nothing but the chat template's opening tokens."""
+    rng = random.Random(seed)  # noqa: S311 (reproducible text, not secrets)
+    vocabulary = _VOCABULARY.split()
+    conversations = []
+    for i in range(requests):
+        text = " ".join(rng.choice(vocabulary) for _ in range(words))
+        conversations.append(
+            Conversation(f"r{i}", (question(i),), bot=None, system_text=f"Document {i}: {text}")
+        )
+    return Workload("random", tuple(conversations))
+
+
+def multiturn(conversations: int, turns: int) -> Workload:
+    """`conversations` customers talking at once, `turns` messages each."""
+    return Workload(
+        "multiturn",
+        tuple(
+            Conversation(f"m{c}", tuple(question(c * turns + t + 7) for t in range(turns)))
+            for c in range(conversations)
+        ),
+    )
+
+
+def support(
+    rate: float,
+    window_s: float,
+    *,
+    first_question: int = 0,
+    new_share: float = 0.7,
+    max_turns: int = 4,
+    seed: int = 11,
+) -> Workload:
+    """Open-loop support traffic: mostly new conversations (greeting, then a short question).
+
+    Arrivals come at `rate` per second for `window_s` seconds; each is a new conversation with
+    probability `new_share`, otherwise the next message of an earlier, still short one.
+    Questions are numbered from `first_question`, so windows run one after another on the same
+    engine never repeat a prompt.
+    """
+    rng = random.Random(f"{seed}-{rate}")  # noqa: S311 (reproducible arrivals)
+    turns: list[list[tuple[float, str]]] = []
+    now, asked = 0.0, first_question
+    while True:
+        now += rng.expovariate(rate)
+        if now >= window_s:
+            break
+        open_ = [t for t in turns if len(t) < max_turns]
+        target = rng.choice(open_) if open_ and rng.random() >= new_share else None
+        if target is None:
+            target = []
+            turns.append(target)
+        target.append((now, question(asked)))
+        asked += 1
+    return Workload(
+        "support",
+        tuple(
+            Conversation(f"s{i}", tuple(q for _, q in t), arrivals=tuple(a for a, _ in t))
+            for i, t in enumerate(turns)
+        ),
+        rate=rate,
+    )
+
+
+def build(scenario: str, *, requests: int, conversations: int, turns: int, rates, window_s: float):
+    """The workloads of one scenario (`support` has one per arrival rate)."""
+    if scenario == "article":
+        return [article(requests)]
+    if scenario == "random":
+        return [random_documents(requests)]
+    if scenario == "multiturn":
+        return [multiturn(conversations, turns)]
+    if scenario == "support":
+        return [support(rate, window_s, first_question=1000 * (i + 1)) for i, rate in enumerate(rates)]
+    raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
