@@ -6,12 +6,8 @@ engine would (same block size, KV cache size and context window).
 
 import asyncio
 import contextlib
-import os
-import signal
-import sys
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -25,7 +21,7 @@ from backend.db import create_db_engine, create_session_factory
 from backend.engine.local_replicas import LocalReplica, start_local_replicas
 from backend.engine.routing import ring
 from tests.helpers import done_event, send, start
-from tests.support import free_port
+from tests.support import app_process, free_port, serve_env
 
 QUESTIONS = [
     "Do you ship to Norway?",
@@ -43,76 +39,22 @@ async def replicas(tiny_settings: Settings, tmp_path_factory) -> AsyncIterator[l
     await asyncio.gather(*(replica.stop() for replica in started))
 
 
-async def serve_remote(
-    settings: Settings, urls: list[str], log: Path
-) -> tuple[str, asyncio.subprocess.Process]:
-    """`prefixdesk serve` with engine=remote, on the session's Postgres and Redis."""
-    port = free_port()
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": os.environ.get("HOME", "/root"),
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "PREFIXDESK_REDIS_KEY_PREFIX": settings.redis_key_prefix,
-        "PREFIXDESK_MODEL": str(settings.model),  # the tokenizer; no engine runs in the app
-        "PREFIXDESK_CACHE_DIR": str(settings.cache_dir),
-        "PREFIXDESK_ENGINE": "remote",
-        "PREFIXDESK_ENGINE_URLS": ",".join(urls),
-        "PREFIXDESK_HEALTH_CHECK_INTERVAL_S": "0.5",
-        "PREFIXDESK_MAX_MODEL_LEN": str(settings.max_model_len),
-        "PREFIXDESK_MAX_REPLY_TOKENS": str(settings.max_reply_tokens),
-        "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "1000000",
-    }
-    with open(log, "w") as out:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "backend.cli",
-            "serve",
-            "--port",
-            str(port),
-            env=env,
-            stdout=out,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return f"http://127.0.0.1:{port}", process
-
-
-async def wait_ready(url: str, process, log: Path) -> None:
-    async with httpx.AsyncClient(base_url=url) as client:
-        for _ in range(600):
-            if process.returncode is not None:
-                raise AssertionError(f"an app process exited:\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if (await client.get("/readyz")).status_code == 200:
-                    return
-            await asyncio.sleep(0.5)
-    raise AssertionError(f"an app process never became ready:\n{log.read_text()[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 async def apps(tiny_settings: Settings, replicas, tmp_path_factory) -> AsyncIterator[list[httpx.AsyncClient]]:
+    """Two `prefixdesk serve` processes with engine=remote, on the session's Postgres and Redis."""
     logs = tmp_path_factory.mktemp("apps")
-    urls = [replica.url for replica in replicas]
-    started = [await serve_remote(tiny_settings, urls, logs / f"app-{i}.log") for i in range(2)]
-    try:
-        await asyncio.gather(
-            *(wait_ready(url, p, logs / f"app-{i}.log") for i, (url, p) in enumerate(started))
-        )
-        clients = [httpx.AsyncClient(base_url=url, timeout=120) for url, _ in started]
+    env = serve_env(
+        tiny_settings,  # its model gives the tokenizer; no engine runs in the apps
+        PREFIXDESK_ENGINE="remote",
+        PREFIXDESK_ENGINE_URLS=",".join(replica.url for replica in replicas),
+        PREFIXDESK_HEALTH_CHECK_INTERVAL_S="0.5",
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        clients = []
+        for i in range(2):
+            app = await stack.enter_async_context(app_process(env, logs / f"app-{i}.log"))
+            clients.append(await stack.enter_async_context(httpx.AsyncClient(base_url=app.url, timeout=120)))
         yield clients
-        for client in clients:
-            await client.aclose()
-    finally:
-        for _, process in started:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for _, process in started:
-            try:
-                await asyncio.wait_for(process.wait(), 60)
-            except TimeoutError:
-                os.killpg(process.pid, signal.SIGKILL)
 
 
 async def finished_requests(replicas: list[LocalReplica]) -> dict[str, float]:

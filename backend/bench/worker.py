@@ -25,6 +25,7 @@ from backend.bench.prompt_ids import PromptIds
 from backend.bench.targets import AppTarget, EngineTarget, PeerTarget
 from backend.bench.workloads import Conversation, Workload, build
 from backend.config import Settings
+from backend.engine.local_replicas import free_port
 from backend.engine.model_store import resolve_model_dir
 
 HTTP_LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
@@ -126,7 +127,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
     redis_prefix = f"prefixdesk-bench-{uuid.uuid4().hex[:8]}:"
     env = servers.app_environment(settings, max_tokens=spec["max_tokens"], redis_prefix=redis_prefix)
     env["PREFIXDESK_PROMPTS_DIR"] = str(servers.bench_prompts(settings.prompts_dir, workdir / "prompts"))
-    port = servers.free_port()
+    port = free_port()
     started = time.perf_counter()
     try:
         async with (
@@ -147,7 +148,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
 
 
 async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path, workdir: Path) -> dict:
-    port = servers.free_port()
+    port = free_port()
     command = servers.peer_command(settings, model_dir, port)
     started = time.perf_counter()
     env = servers.peer_environment(settings)
