@@ -3,7 +3,7 @@
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -117,7 +117,7 @@ class Settings(BaseSettings):
 
     @field_validator("engine_urls", mode="before")
     @classmethod
-    def _engine_urls(cls, value):
+    def _engine_urls(cls, value: Any) -> list[str]:
         if isinstance(value, str):
             value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
         return [url.strip().rstrip("/") for url in value if url.strip()]

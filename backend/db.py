@@ -3,6 +3,7 @@
 import enum
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import JSON, DateTime, event
 from sqlalchemy import Enum as SAEnum
@@ -46,7 +47,7 @@ def create_db_engine(database_url: str) -> AsyncEngine:
     return create_async_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")

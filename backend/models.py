@@ -1,9 +1,10 @@
 """Every table, imported in one place so the metadata (and Alembic) sees them all."""
 
 from backend.agents.models import Agent, ApiToken, CannedResponse
-from backend.conversations.models import Bot, Conversation, Message, Note, PromptVersion
+from backend.conversations.models import Conversation, Message, Note
 from backend.db import Base
-from backend.webhooks.models import Webhook, WebhookDelivery
+from backend.outbox.models import Webhook, WebhookDelivery
+from backend.prompting.models import Bot, PromptVersion
 
 __all__ = [
     "Agent",

@@ -4,6 +4,8 @@ import json
 
 import httpx
 
+from backend import sse_reader
+
 
 async def start(client: httpx.AsyncClient, bot: str = "shop-en", **body) -> dict:
     response = await client.post("/api/v1/widget/conversations", json={"bot": bot, **body})
@@ -16,17 +18,7 @@ def auth(conversation: dict) -> dict[str, str]:
 
 
 def parse_sse(body: str) -> list[tuple[str, dict]]:
-    events = []
-    for block in body.replace("\r\n", "\n").split("\n\n"):
-        kind, data = "message", []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                kind = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].strip())
-        if data:
-            events.append((kind, json.loads("\n".join(data))))
-    return events
+    return [(event.event, json.loads(event.data)) for event in sse_reader.parse_sse(body)]
 
 
 async def send(client: httpx.AsyncClient, conversation: dict, text: str) -> list[tuple[str, dict]]:

@@ -73,7 +73,7 @@ async def running_app(settings: Settings, engine) -> AsyncIterator[httpx.AsyncCl
                     break
                 await asyncio.sleep(0.1)
             else:
-                raise AssertionError(f"app never became ready: {app.state.startup_error}")
+                raise AssertionError(f"app never became ready: {app.state.services.supervisor.error}")
             client.app = app
             yield client
 
@@ -120,7 +120,7 @@ async def wait_ready(client: httpx.AsyncClient) -> None:
 
 async def make_agent(app, role: AgentRole = AgentRole.AGENT) -> tuple[int, dict[str, str]]:
     """A new agent of `role` and the headers that carry its API token."""
-    async with app.state.sessions() as db:
+    async with app.state.services.sessions() as db:
         agent = await agents.create_agent(
             db,
             name=f"{role.value} {uuid.uuid4().hex[:6]}",

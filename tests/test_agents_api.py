@@ -52,7 +52,7 @@ async def test_tokens_are_stored_hashed_and_revocable(client):
     plain = created.json()["token"]
     bo = {"Authorization": f"Bearer {plain}"}
     assert (await client.get("/api/v1/me", headers=bo)).json()["email"] == "bo-hashed@example.com"
-    async with client.app.state.sessions() as db:
+    async with client.app.state.services.sessions() as db:
         stored = (
             await db.scalars(select(ApiToken).where(ApiToken.agent_id == created.json()["agent"]["id"]))
         ).one()
@@ -81,7 +81,7 @@ async def test_take_over_hand_back_and_the_bot_resumes_with_its_cache(client):
     assert [m["role"] for m in history["messages"]] == ["user", "assistant", "user", "agent"]
     assert history["messages"][-1]["text"] == "Hi Ada, I'm Sam. Let me check."
 
-    chat = client.app.state.chat
+    chat = client.app.state.services
     async with chat.sessions() as db:
         context_before = await chat.context.rebuild(db, await repository.get_conversation(db, cid))
     assert (await client.post(f"{API}/{cid}/hand-back", headers=agent)).json()["status"] == "bot"
@@ -148,7 +148,7 @@ async def test_notes_are_private_and_canned_responses_expand(client):
     conversation = await start(client)
     cid = conversation["conversation_id"]
     done_event(await send(client, conversation, "My tent pole broke"))
-    chat = client.app.state.chat
+    chat = client.app.state.services
     context_before = (await chat.context.store.get(cid)).token_ids
 
     note = await client.post(f"{API}/{cid}/notes", headers=agent, json={"text": "VIP: offer express repair"})

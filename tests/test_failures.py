@@ -1,6 +1,6 @@
 """Failures end in a clear error, and every accepted message stays in Postgres."""
 
-from backend.engine.vllm_engine import EngineUnavailable, TokenDelta
+from backend.engine.interface import EngineUnavailable, TokenDelta
 from tests.helpers import auth, done_event, send, start
 from tests.support import running_app
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from backend.agents.models import AgentRole
 from backend.conversations import repository
 from backend.conversations.models import Message, Note
-from backend.engine.vllm_engine import GenerationResult
+from backend.engine.interface import GenerationResult
 from tests.helpers import auth, done_event, parse_sse, start
 from tests.support import client_app, make_agent, running_app, served, wait_ready
 
@@ -58,7 +58,7 @@ async def post_message(client, conversation: dict, text: str) -> list[tuple[str,
 
 
 async def stored_messages(client, conversation_id: str) -> list[Message]:
-    async with client.app.state.sessions() as db:
+    async with client.app.state.services.sessions() as db:
         return list(
             await db.scalars(
                 select(Message).where(Message.conversation_id == conversation_id).order_by(Message.seq)
@@ -68,13 +68,13 @@ async def stored_messages(client, conversation_id: str) -> list[Message]:
 
 async def model_context(client, conversation_id: str) -> list[int]:
     """Every token the model is given for this conversation, rebuilt from Postgres."""
-    async with client.app.state.sessions() as db:
+    async with client.app.state.services.sessions() as db:
         conversation = await repository.get_conversation(db, conversation_id)
-        return await client.app.state.chat.context.rebuild(db, conversation)
+        return await client.app.state.services.context.rebuild(db, conversation)
 
 
 def tokenizer(client):
-    return client.app.state.chat.assembler.format.tokenizer
+    return client.app.state.services.assembler.format.tokenizer
 
 
 def assert_api_error(response: httpx.Response, status: int, error: str, *in_detail: str) -> None:
@@ -232,7 +232,7 @@ async def test_turn_markers_from_agents_and_customer_context_stay_plain_text(liv
         assert message.text == MARKERS.strip()
         assert message.token_ids.count(IM_START) == 1 and message.token_ids.count(IM_END) == 1
         assert decode(message.token_ids) == f"<|im_start|>assistant\n{MARKERS.strip()}<|im_end|>\n"
-    async with live.app.state.sessions() as db:
+    async with live.app.state.services.sessions() as db:
         context_ids = (await repository.get_conversation(db, cid)).context_token_ids
         notes = list(await db.scalars(select(Note).where(Note.conversation_id == cid)))
     assert context_ids.count(IM_START) == 1 and context_ids.count(IM_END) == 1
@@ -240,7 +240,7 @@ async def test_turn_markers_from_agents_and_customer_context_stay_plain_text(liv
 
     # The bot's next reply was asked with exactly this stored context.
     context = await model_context(live, cid)
-    generation_prompt = live.app.state.chat.assembler.generation_prompt
+    generation_prompt = live.app.state.services.assembler.generation_prompt
     assert done["prompt_tokens"] == len(context) - len(stored[-1].token_ids) + len(generation_prompt)
 
 

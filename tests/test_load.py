@@ -120,7 +120,7 @@ async def test_a_burst_beyond_the_reply_queue_is_refused_cleanly(live, record_pr
     elapsed_s = time.perf_counter() - began
 
     accepted += accepted_again
-    async with live.app.state.sessions() as db:
+    async with live.app.state.services.sessions() as db:
         rows = list(
             await db.scalars(
                 select(Message)

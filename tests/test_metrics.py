@@ -9,6 +9,7 @@ from backend.agents.models import AgentRole
 from backend.metrics.histogram import BOUNDS_MS, bucket_of, percentile
 from backend.metrics.store import RedisMetricsStore, Reply
 from backend.metrics.summary import summarize
+from backend.redis_client import create_redis
 from tests.helpers import done_event, send, start
 from tests.support import REDIS_URL, SCREENSHOTS, client_app, make_agent, running_app
 
@@ -24,7 +25,8 @@ def test_percentiles_come_from_merged_buckets():
 
 async def test_two_processes_writing_one_store_add_up(redis_prefix):
     prefix = f"{redis_prefix}twostores:"
-    first, second = (RedisMetricsStore(REDIS_URL, key_prefix=prefix) for _ in range(2))
+    clients = [create_redis(REDIS_URL) for _ in range(2)]
+    first, second = (RedisMetricsStore(client, key_prefix=prefix) for client in clients)
     try:
         await first.record_reply(Reply("shop-en", True, 100, 900, 700, 640))
         await second.record_reply(Reply("shop-en", True, 300, 1200, 700, 672))
@@ -51,8 +53,8 @@ async def test_two_processes_writing_one_store_add_up(redis_prefix):
         )
         summary = await summarize(first, 900)
     finally:
-        await first.close()
-        await second.close()
+        for client in clients:
+            await client.aclose()
     totals = summary["totals"]
     assert totals["replies"] == 3 and totals["errors"] == 1
     assert totals["hit_rate"] == round(1312 / 1400, 4)
@@ -144,7 +146,7 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(browser, live
 
 async def test_the_apps_cached_tokens_agree_with_vllms_own_counter(client):
     """vLLM counts prefix-cache hits in tokens: for the same replies, both ledgers must agree."""
-    stats = client.app.state.chat.engine.stats
+    stats = client.app.state.services.engine.current.stats
     conversation = await start(client)
     before = stats.as_dict()
     replies = [done_event(await send(client, conversation, q)) for q in ("Hello", "Do you ship to Norway?")]

@@ -15,7 +15,8 @@ from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import load_bots
 from backend.prompting.cache_busters import text_findings
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.checks import CacheUsage, cache_usage, chat_template_problems, fixed_prefix_problems
+from backend.prompting.checks import CacheUsage, cache_usage, fixed_prefix_problems
+from backend.prompting.template_checks import chat_template_problems
 
 PROBLEM_LINE = re.compile(r"^(?P<bot>[^/\s]+)/(?P<file>\S+): (?P<kind>[a-z-]+): ", re.MULTILINE)
 TABLE_ROW = re.compile(r"^(?P<bot>[a-z0-9-]+) +(\d+) +(\d+) +(\d+) +(\d+) +[\d.]+%$", re.MULTILINE)

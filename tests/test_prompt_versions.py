@@ -22,7 +22,7 @@ def prompts_copy(tmp_path):
 
 
 async def context_of(client, conversation) -> list[int]:
-    chat = client.app.state.chat
+    chat = client.app.state.services
     async with chat.sessions() as db:
         return await chat.context.rebuild(
             db, await repository.get_conversation(db, conversation["conversation_id"])
@@ -36,7 +36,7 @@ async def test_conversations_keep_their_version_and_reloads_are_warm(
     async with running_app(settings, tiny_engine) as client:
         _, admin = await make_agent(client.app, AgentRole.ADMIN)
         before = await start(client)
-        old_prefix = client.app.state.chat.bots["shop-en"].prefix.token_ids
+        old_prefix = client.app.state.services.bots["shop-en"].prefix.token_ids
         policy = prompts_copy / "shop-en" / "policy.md"
         policy.write_text(policy.read_text().replace("within 45 days", "within 60 days"))
 
@@ -44,7 +44,7 @@ async def test_conversations_keep_their_version_and_reloads_are_warm(
         assert reloaded.status_code == 200
         bots = reloaded.json()["bots"]
         assert bots["shop-en"]["changed"] and not bots["appliance-zh"]["changed"]
-        new_prefix = client.app.state.chat.bots["shop-en"].prefix.token_ids
+        new_prefix = client.app.state.services.bots["shop-en"].prefix.token_ids
         assert new_prefix != old_prefix
 
         after = await start(client)

@@ -8,6 +8,7 @@ import asyncio
 import redis.asyncio as aioredis
 
 from backend.events.bus import STATUS_CHANGED, Event, RedisEventBus
+from backend.redis_client import create_redis
 from tests.helpers import auth, done_event, send, start
 from tests.support import free_port, running_app
 
@@ -68,18 +69,18 @@ async def test_turns_fail_cleanly_while_redis_is_down_and_recover_by_themselves(
 
             # The process's own event subscription came back too: a takeover elsewhere still
             # reaches a reply being written here.
-            chat = client.app.state.chat
-            stop_flag = chat._stop_reply.setdefault("outage-probe", asyncio.Event())
-            other_process = RedisEventBus(redis_url, channel=f"{settings.redis_key_prefix}events")
+            stops = client.app.state.services.claims.stops
+            other_process = create_redis(redis_url)
+            bus = RedisEventBus(other_process, channel=f"{settings.redis_key_prefix}events")
             try:
-                for _ in range(150):
-                    await other_process.publish(Event(STATUS_CHANGED, "outage-probe", {"status": "open"}))
-                    if stop_flag.is_set():
-                        break
-                    await asyncio.sleep(0.1)
+                with stops.watch("outage-probe") as stop_flag:
+                    for _ in range(150):
+                        await bus.publish(Event(STATUS_CHANGED, "outage-probe", {"status": "open"}))
+                        if stop_flag.is_set():
+                            break
+                        await asyncio.sleep(0.1)
+                    assert stop_flag.is_set()
             finally:
-                chat._stop_reply.pop("outage-probe", None)
-                await other_process.close()
-            assert stop_flag.is_set()
+                await other_process.aclose()
     finally:
         await stop(redis_server)

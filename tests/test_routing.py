@@ -6,12 +6,13 @@ from collections import Counter
 
 import pytest
 
+from backend.engine.interface import EngineUnavailable, GenerationResult, TokenDelta
 from backend.engine.remote import ReplicaUnavailable, parse_load
 from backend.engine.routing import ring
 from backend.engine.routing.assignments import MemoryAssignments, RedisAssignments
 from backend.engine.routing.pool import ReplicaPool
 from backend.engine.routing.router import Balance, Router
-from backend.engine.vllm_engine import EngineUnavailable, GenerationResult, TokenDelta
+from backend.redis_client import create_redis
 from tests.support import REDIS_URL
 
 A, B, C = "http://a:8000", "http://b:8000", "http://c:8000"
@@ -131,7 +132,8 @@ async def test_round_robin_ignores_affinity():
 
 async def test_two_processes_sharing_redis_route_a_conversation_alike():
     prefix = f"prefixdesk-test-routing-{uuid.uuid4().hex[:8]}:"
-    stores = [RedisAssignments(REDIS_URL, key_prefix=prefix, ttl_s=60) for _ in range(2)]
+    clients = [create_redis(REDIS_URL) for _ in range(2)]
+    stores = [RedisAssignments(client, key_prefix=prefix, ttl_s=60) for client in clients]
     first, second = (Router("cache_aware", store) for store in stores)
     try:
         # They see different loads, so hashing alone could disagree; the shared assignment decides.
@@ -147,10 +149,10 @@ async def test_two_processes_sharing_redis_route_a_conversation_alike():
         moves = await asyncio.gather(stores[0].move("conv-0", A, B), stores[1].move("conv-0", A, C))
         assert moves[0] == moves[1]
     finally:
-        keys = [key async for key in stores[0]._redis.scan_iter(f"{prefix}*")]
-        await stores[0]._redis.delete(*keys)
-        for store in stores:
-            await store.close()
+        keys = [key async for key in clients[0].scan_iter(f"{prefix}*")]
+        await clients[0].delete(*keys)
+        for client in clients:
+            await client.aclose()
 
 
 async def test_without_its_routing_state_the_router_still_hashes_consistently():

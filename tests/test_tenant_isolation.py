@@ -17,7 +17,7 @@ async def test_an_identical_prefix_of_another_bot_is_not_served_from_cache(
     shutil.copytree(prompts / "shop-en", prompts / twin)
     settings = tiny_settings.model_copy(update={"prompts_dir": prompts, "warmup_on_start": False})
     async with running_app(settings, tiny_engine) as client:
-        chat = client.app.state.chat
+        chat = client.app.state.services
         assert chat.bots[twin].prefix.token_ids == chat.bots["shop-en"].prefix.token_ids
         assert chat.bots[twin].cache_salt != chat.bots["shop-en"].cache_salt
         done_event(await send(client, await start(client, "shop-en"), "Hi"))

@@ -2,22 +2,21 @@
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header
 
 from backend.agents import service
 from backend.agents.models import Agent, AgentRole
+from backend.api.deps import Work
 from backend.errors import Forbidden, Unauthorized
 
 
 async def current_agent(
-    request: Request,
+    work: Work,
     authorization: Annotated[str | None, Header(description="Bearer <agent API token>")] = None,
 ) -> Agent:
     if not authorization or not authorization.lower().startswith("bearer "):
         raise Unauthorized("send an agent API token as 'Authorization: Bearer <token>'")
-    async with request.app.state.sessions() as db:
-        agent = await service.authenticate(db, authorization[7:].strip())
-        await db.commit()
+    agent = await service.authenticate(work.db, authorization[7:].strip())
     if agent is None:
         raise Unauthorized("this token is not a valid agent API token (unknown or revoked)")
     return agent

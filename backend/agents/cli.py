@@ -1,13 +1,15 @@
 """`prefixdesk agents ...`: create agents and manage their API tokens from the shell."""
 
 import asyncio
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
 
 import typer
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents import service
-from backend.agents.models import Agent, AgentRole
+from backend.agents.models import Agent, AgentRole, ApiToken
 from backend.config import get_settings
 from backend.db import create_db_engine, create_session_factory
 from backend.errors import AppError
@@ -15,7 +17,10 @@ from backend.errors import AppError
 agents_app = typer.Typer(help="Support agents and their API tokens.", no_args_is_help=True)
 
 
-async def _in_session(work):
+T = TypeVar("T")
+
+
+async def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     engine = create_db_engine(get_settings().database_url)
     try:
         async with create_session_factory(engine)() as db:
@@ -26,7 +31,7 @@ async def _in_session(work):
         await engine.dispose()
 
 
-def _run(work):
+def _run(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     try:
         return asyncio.run(_in_session(work))
     except AppError as error:
@@ -42,7 +47,7 @@ def create(
 ) -> None:
     """Create an agent and print its API token (shown this once; only its hash is stored)."""
 
-    async def work(db):
+    async def work(db: AsyncSession) -> tuple[int, str]:
         agent = await service.create_agent(db, name=name, email=email, role=role)
         _token, plain = await service.issue_token(db, agent)
         return agent.id, plain
@@ -55,7 +60,7 @@ def create(
 def token(email: Annotated[str, typer.Argument(help="The agent's e-mail address.")]) -> None:
     """Issue another API token for an agent (shown once)."""
 
-    async def work(db):
+    async def work(db: AsyncSession) -> tuple[int, str]:
         agent = await db.scalar(select(Agent).where(Agent.email == email))
         if agent is None:
             raise AppError(f"no agent with e-mail {email!r}")
@@ -77,7 +82,7 @@ def revoke(token_id: Annotated[int, typer.Argument(help="The token's id (see `ag
 def list_agents() -> None:
     """Agents and their tokens (prefixes only)."""
 
-    async def work(db):
+    async def work(db: AsyncSession) -> list[tuple[Agent, list[ApiToken]]]:
         return [(a, await service.list_tokens(db, a.id)) for a in await service.list_agents(db)]
 
     for agent, tokens in _run(work):

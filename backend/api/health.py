@@ -1,7 +1,14 @@
 """Liveness and readiness."""
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
+
+from backend.api.deps import provided
+from backend.engine.live import LiveEngine
+from backend.engine.supervisor import EngineSupervisor
+from backend.prompting.registry import BotRegistry
 
 router = APIRouter(tags=["health"])
 
@@ -13,15 +20,17 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz")
-async def readyz(request: Request) -> JSONResponse:
+async def readyz(
+    engine: Annotated[LiveEngine, Depends(provided(LiveEngine))],
+    supervisor: Annotated[EngineSupervisor, Depends(provided(EngineSupervisor))],
+    bots: Annotated[BotRegistry, Depends(provided(BotRegistry))],
+) -> JSONResponse:
     """Ready once the model is loaded and every bot's fixed prefix has been warmed."""
-    chat = getattr(request.app.state, "chat", None)
-    supervisor = getattr(request.app.state, "engine_supervisor", None)
-    error = supervisor.error if supervisor else getattr(request.app.state, "startup_error", None)
-    ready = bool(chat and chat.ready)
-    body = {"ready": ready, "bots": sorted(chat.bots) if chat else []}
-    if supervisor:
-        body["engine"] = {"status": supervisor.status, "restarts": supervisor.restarts}
-    if error:
-        body["error"] = error
-    return JSONResponse(body, status_code=200 if ready else 503)
+    body: dict[str, object] = {
+        "ready": engine.ready,
+        "bots": sorted(bots),
+        "engine": {"status": supervisor.status, "restarts": supervisor.restarts},
+    }
+    if supervisor.error:
+        body["error"] = supervisor.error
+    return JSONResponse(body, status_code=200 if engine.ready else 503)

@@ -4,7 +4,8 @@ Without these bounds a fuzzed id or a NUL in a message reaches Postgres and come
 as a 500; with them the client gets a 422 that says what to change.
 """
 
-from typing import Annotated
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
 from fastapi import Path, Query, Request, Response
 from fastapi.routing import APIRoute
@@ -41,7 +42,7 @@ class JsonRoute(APIRoute):
     """FastAPI answers a body that is not UTF-8 with a bare 400 outside the API's error format;
     it is an invalid body like any other undecodable JSON (422)."""
 
-    def get_route_handler(self):
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
 
         async def handler(request: Request) -> Response:

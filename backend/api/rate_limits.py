@@ -3,8 +3,9 @@
 import time
 from typing import Protocol
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
 
+from backend.config import Settings
 from backend.errors import TooManyRequests
 
 
@@ -13,12 +14,10 @@ class RateLimiter(Protocol):
         """Counts one hit; the seconds to wait if `key` is over `limit` in this window, else None."""
         ...
 
-    async def close(self) -> None: ...
-
 
 class RedisRateLimiter:
-    def __init__(self, url: str, *, key_prefix: str):
-        self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+    def __init__(self, redis: Redis, *, key_prefix: str):
+        self._redis = redis  # the process's client, closed by its owner
         self._prefix = f"{key_prefix}ratelimit:"
 
     async def hit(self, key: str, *, limit: int, window_s: int) -> int | None:
@@ -30,9 +29,6 @@ class RedisRateLimiter:
             pipe.expire(redis_key, window_s + 1)
             count, _ = await pipe.execute()
         return window + window_s - now if count > limit else None
-
-    async def close(self) -> None:
-        await self._redis.aclose()
 
 
 class MemoryRateLimiter:
@@ -48,17 +44,30 @@ class MemoryRateLimiter:
         self._counts[bucket] = self._counts.get(bucket, 0) + 1
         return window + window_s - now if self._counts[bucket] > limit else None
 
-    async def close(self) -> None:
-        pass
 
+class RateLimits:
+    """The configured limits, per minute: widget requests per client address, messages per conversation."""
 
-async def enforce(limiter: RateLimiter, key: str, *, limit: int, window_s: int, what: str) -> None:
-    """Raise a 429 with Retry-After when `key` is over its limit. A limiter failure lets it pass."""
-    try:
-        wait_s = await limiter.hit(key, limit=limit, window_s=window_s)
-    except Exception:  # an unreachable Redis must not block customers; the turn lock reports it
-        return
-    if wait_s is not None:
-        raise TooManyRequests(
-            f"too many {what}; try again in {wait_s} s", headers={"Retry-After": str(max(1, wait_s))}
+    def __init__(self, limiter: RateLimiter, settings: Settings):
+        self._limiter = limiter
+        self._per_address = settings.rate_limit_requests_per_address
+        self._per_conversation = settings.rate_limit_messages_per_conversation
+
+    async def request_from(self, address: str) -> None:
+        await self._enforce(f"address:{address}", self._per_address, "requests from this address")
+
+    async def message_to(self, conversation_id: str) -> None:
+        await self._enforce(
+            f"conversation:{conversation_id}", self._per_conversation, "messages in this conversation"
         )
+
+    async def _enforce(self, key: str, limit: int, what: str, window_s: int = 60) -> None:
+        """Raise a 429 with Retry-After when `key` is over its limit. A limiter failure lets it pass."""
+        try:
+            wait_s = await self._limiter.hit(key, limit=limit, window_s=window_s)
+        except Exception:  # an unreachable Redis must not block customers; the turn lock reports it
+            return
+        if wait_s is not None:
+            raise TooManyRequests(
+                f"too many {what}; try again in {wait_s} s", headers={"Retry-After": str(max(1, wait_s))}
+            )

@@ -60,6 +60,8 @@ class Peaks:
         return self
 
     async def __aexit__(self, *_exc) -> None:
+        if self._task is None:
+            return
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task

@@ -48,12 +48,9 @@ async def replica_counters(urls: list[str]) -> dict[str, dict[str, float]]:
 async def run_policy(
     settings, model_dir: Path, urls: list[str], policy: str, *, conversations: int, turns: int
 ):
-    from transformers import AutoTokenizer
-
-    from backend.app import create_chat_service
-    from backend.db import create_db_engine, create_session_factory
     from backend.engine.factory import create_replica_pool
     from backend.migrate import upgrade
+    from backend.services import build_services
 
     database = Path(tempfile.mkdtemp()) / "bench.db"
     settings = settings.model_copy(
@@ -63,34 +60,37 @@ async def run_policy(
             "engine": "remote",
             "engine_urls": urls,
             "routing": policy,
+            "model": model_dir,
         }
     )
     await asyncio.to_thread(upgrade, settings.database_url)
-    db = create_db_engine(settings.database_url)
-    chat = create_chat_service(settings, create_session_factory(db), AutoTokenizer.from_pretrained(model_dir))
-    await chat.sync_bots()
-    pool = create_replica_pool(settings)
+    pool = create_replica_pool(settings, None)
     for replica in pool.replicas.values():
         await replica.reset_prefix_cache()
     await pool.wait_until_ready(60)
-    await chat.attach_engine(pool, warm_up=True)  # every bot prefix on every replica
+    services = await build_services(settings, engine=pool)
+    await services.start()
+    await services.engine.wait()  # every bot prefix is warm on every replica
     before = await replica_counters(urls)
 
     # Started one by one: SQLite takes one writer at a time, and starting is not routing.
-    started = [await chat.start_conversation("shop-en", None) for _ in range(conversations)]
+    started = []
+    for _ in range(conversations):
+        async with services.new_work() as work:
+            started.append((await services.customers.start(work, "shop-en", None)).conversation.id)
 
     async def conversation(index: int) -> list[dict]:
         replies = []
         for turn in range(turns):
             question = QUESTIONS[(index * turns + turn) % len(QUESTIONS)]
+            async with services.new_work() as work:
+                stream = await services.turns.take(work, started[index], question)
             reply = None
-            async for kind, data in (
-                await chat.send_message(started[index].conversation.id, question)
-            ).events():
-                if kind == "error":
-                    raise RuntimeError(data)
-                if kind == "done":
-                    reply = data
+            async for event in stream.events():
+                if event.name == "error":
+                    raise RuntimeError(event.data())
+                if event.name == "done":
+                    reply = event.data()
             if reply is None or reply.get("handoff"):
                 break
             replies.append({**reply, "turn": turn})
@@ -100,13 +100,12 @@ async def run_policy(
     results = await asyncio.gather(*(conversation(i) for i in range(conversations)))
     total_s = time.perf_counter() - began
     after = await replica_counters(urls)
-    await chat.drain()
+    await services.close()
     pool.shutdown()
-    await db.dispose()
     replies = [reply for replies in results for reply in replies]
     later = [reply for reply in replies if reply["turn"] > 0]
     # Every policy finds the bot prefix warm; what routing decides is whether the history hits.
-    prefix = len(chat.bots["shop-en"].prefix.token_ids) // settings.block_size * settings.block_size
+    prefix = len(services.bots["shop-en"].prefix.token_ids) // settings.block_size * settings.block_size
     prompt = sum(r["prompt_tokens"] for r in replies)
     cached = sum(r["cached_tokens"] for r in replies)
     delta = {url: {name: after[url][name] - before[url][name] for name in COUNTERS} for url in urls}

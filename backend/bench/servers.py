@@ -70,11 +70,6 @@ def peer_command(settings: Settings, model_dir: Path, port: int) -> list[str]:
     return [*replica_command(settings, model_dir, port), "--served-model-name", PEER_MODEL_NAME]
 
 
-def peer_environment(settings: Settings) -> dict[str, str]:
-    # As the app's engine sets it: the CPU build reads its KV cache size from here.
-    return {"VLLM_CPU_KVCACHE_SPACE": str(max(1, int(settings.kv_cache_gib)))}
-
-
 class Server:
     def __init__(self, process: subprocess.Popen, url: str, log: Path):
         self.process, self.url, self.log = process, url, log

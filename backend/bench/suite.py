@@ -84,7 +84,7 @@ def run_worker(spec: dict, folder: Path, index: int) -> dict:
             start_new_session=True,  # its own process group, to stop with its engine and servers
         )
         try:
-            returncode = process.wait(timeout=RUN_TIMEOUT_S)
+            returncode: int | str = process.wait(timeout=RUN_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             # An engine whose worker died (e.g. killed for memory) can leave the run waiting forever.
             os.killpg(process.pid, signal.SIGKILL)
@@ -135,6 +135,7 @@ def run_bench(options: Options, *, echo=print) -> dict:
     }
     storage = next((r["storage"] for r in results if "storage" in r), None)
     peer_command = next((r["command"] for r in results if "command" in r), None)
+    measured_targets = report.targets(scenarios)
     out = {
         "meta": {
             "started_at": started_at.isoformat(timespec="seconds"),
@@ -158,10 +159,10 @@ def run_bench(options: Options, *, echo=print) -> dict:
             "app_storage": storage,
             "peer_command": peer_command,
         },
-        "targets": report.targets(scenarios),
+        "targets": measured_targets,
         **scenarios,
     }
-    echo(report.text_report(scenarios, out["targets"]))
+    echo(report.text_report(scenarios, measured_targets))
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps(out, indent=2, ensure_ascii=False))
     echo(f"written: {options.out}")

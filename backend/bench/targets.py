@@ -2,7 +2,8 @@
 
 - `AppTarget`: the whole product, over HTTP through the widget API (SSE replies);
 - `EngineTarget`: vLLM's AsyncLLM in this process, through the app's engine wrapper;
-- `PeerTarget`: vLLM's own OpenAI-compatible server, `/v1/completions` with token-id prompts.
+- `PeerTarget`: vLLM's own OpenAI-compatible server, `/v1/completions` with token-id prompts,
+  through the app's own replica client.
 
 Times are taken the same way for all three, on the client side: from sending the request to
 the first streamed token (TTFT) and to the end of the reply.
@@ -17,6 +18,9 @@ import httpx
 
 from backend.bench.prompt_ids import PromptIds
 from backend.bench.workloads import Conversation
+from backend.engine.interface import GenerationResult
+from backend.engine.remote import Replica
+from backend.sse_reader import read_sse
 
 
 @dataclass
@@ -43,8 +47,6 @@ class EngineTarget:
         return self.ids.opening(conversation)
 
     async def send(self, history, text: str) -> Reply:
-        from backend.engine.vllm_engine import GenerationResult
-
         prompt = self.ids.prompt(history, text)
         started = time.perf_counter()
         first = None
@@ -63,31 +65,6 @@ class EngineTarget:
             len(result.token_ids),
             result.text,
         )
-
-
-def sse_events(lines: list[str]) -> tuple[str, str] | None:
-    """One server-sent event from its lines: (event name, data)."""
-    kind, data = "message", []
-    for line in lines:
-        if line.startswith("event:"):
-            kind = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].strip())
-    return (kind, "\n".join(data)) if data else None
-
-
-async def read_sse(response: httpx.Response):
-    lines: list[str] = []
-    async for line in response.aiter_lines():
-        if line:
-            lines.append(line)
-            continue
-        event = sse_events(lines)
-        lines = []
-        if event:
-            yield event
-    if lines and (event := sse_events(lines)):
-        yield event
 
 
 class AppTarget:
@@ -111,7 +88,8 @@ class AppTarget:
             if response.status_code != 200:
                 await response.aread()
                 raise RuntimeError(f"app answered {response.status_code}: {response.text[:300]}")
-            async for kind, data in read_sse(response):
+            async for event in read_sse(response.aiter_lines()):
+                kind, data = event.event, event.data
                 if kind == "token" and first is None:
                     first = time.perf_counter()
                 elif kind == "done":
@@ -133,65 +111,29 @@ class AppTarget:
 
 
 class PeerTarget:
-    def __init__(self, client: httpx.AsyncClient, ids: PromptIds, max_tokens: int, model: str):
-        self.client, self.ids, self.max_tokens, self.model = client, ids, max_tokens, model
+    """vLLM's own server, through the client the app's remote mode uses."""
+
+    def __init__(self, replica: Replica, ids: PromptIds, max_tokens: int):
+        self.replica, self.ids, self.max_tokens = replica, ids, max_tokens
 
     async def open(self, conversation: Conversation):
         return self.ids.opening(conversation)
 
-    def request(self, prompt: list[int], salt: str | None, max_tokens: int) -> dict:
-        body = {
-            "model": self.model,
-            "prompt": prompt,
-            "max_tokens": max_tokens,
-            # Greedy, as the app: override the sampling defaults of the model's generation config.
-            "temperature": 0.0,
-            "top_p": 1.0,
-            "top_k": 0,
-            "repetition_penalty": 1.0,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "return_token_ids": True,
-        }
-        if salt:
-            body["cache_salt"] = salt
-        return body
-
     async def send(self, history, text: str) -> Reply:
         prompt = self.ids.prompt(history, text)
-        reply = await self.complete(prompt, history.salt, self.max_tokens)
-        self.ids.add_reply(history, reply.pop("token_ids"))
-        return Reply(**reply)
+        result = await self.complete(prompt, history.salt, self.max_tokens)
+        self.ids.add_reply(history, result.token_ids)
+        return Reply(
+            result.ttft_s,
+            result.total_s,
+            result.prompt_tokens,
+            result.cached_tokens,
+            len(result.token_ids),
+            result.text,
+        )
 
-    async def complete(self, prompt: list[int], salt: str | None, max_tokens: int) -> dict:
-        started = time.perf_counter()
-        first = None
-        token_ids: list[int] = []
-        text: list[str] = []
-        usage: dict = {}
-        body = self.request(prompt, salt, max_tokens)
-        async with self.client.stream("POST", "/v1/completions", json=body) as response:
-            if response.status_code != 200:
-                await response.aread()
-                raise RuntimeError(f"peer answered {response.status_code}: {response.text[:300]}")
-            async for _kind, data in read_sse(response):
-                if data == "[DONE]":
-                    break
-                chunk = json.loads(data)
-                for choice in chunk.get("choices", []):
-                    if choice.get("token_ids") and first is None:
-                        first = time.perf_counter()
-                    token_ids += choice.get("token_ids") or []
-                    text.append(choice.get("text") or "")
-                usage = chunk.get("usage") or usage
-        ended = time.perf_counter()
-        details = usage.get("prompt_tokens_details") or {}
-        return {
-            "ttft_s": (first or ended) - started,
-            "total_s": ended - started,
-            "prompt_tokens": usage.get("prompt_tokens", len(prompt)),
-            "cached_tokens": details.get("cached_tokens") or 0,
-            "completion_tokens": len(token_ids),
-            "text": "".join(text),
-            "token_ids": token_ids,
-        }
+    async def complete(self, prompt: list[int], salt: str | None, max_tokens: int) -> GenerationResult:
+        async for item in self.replica.stream(prompt, max_tokens=max_tokens, cache_salt=salt):
+            if isinstance(item, GenerationResult):
+                return item
+        raise RuntimeError("the peer's stream ended without a result")

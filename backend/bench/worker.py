@@ -27,6 +27,8 @@ from backend.bench.workloads import Conversation, Workload, build
 from backend.config import Settings
 from backend.engine.local_replicas import free_port
 from backend.engine.model_store import resolve_model_dir
+from backend.engine.remote import Replica
+from backend.engine.vllm_options import engine_environment
 
 HTTP_LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
 # Replies wait in the engine's queue as long as the load makes them: no client-side timeout.
@@ -76,7 +78,8 @@ async def measure(workloads, target, peaks_of, prefix_tokens, block_size) -> lis
 
 
 async def run_engine(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path) -> dict:
-    from backend.engine.vllm_engine import VllmEngine, warm
+    from backend.engine.interface import warm
+    from backend.engine.vllm_engine import VllmEngine
 
     started = time.perf_counter()
     engine = await VllmEngine.start(settings, model_dir)
@@ -151,12 +154,15 @@ async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Pa
     port = free_port()
     command = servers.peer_command(settings, model_dir, port)
     started = time.perf_counter()
-    env = servers.peer_environment(settings)
+    env = engine_environment(settings)
     async with (
         servers.running(command, env, "/health", workdir / "peer.log") as server,
         httpx.AsyncClient(base_url=server.url, timeout=HTTP_TIMEOUT, limits=HTTP_LIMITS) as client,
     ):
-        target = PeerTarget(client, ids, spec["max_tokens"], servers.PEER_MODEL_NAME)
+        replica = Replica(server.url, temperature=0.0, timeout_s=HTTP_TIMEOUT.read or 3600.0, client=client)
+        if not await replica.probe():
+            raise RuntimeError(f"the peer at {server.url} does not answer")
+        target = PeerTarget(replica, ids, spec["max_tokens"])
         for slug in ids.bots:  # as the app warms every bot's prefix at start
             await target.complete(ids.prefixes[slug], ids.salts[slug], 1)
         load_s = time.perf_counter() - started

@@ -1,31 +1,24 @@
-"""A conversation's model context: token ids from Redis (hot) or rebuilt from Postgres.
+"""A conversation's model context: its token ids from the session store (hot), else rebuilt
+from Postgres, token for token the same."""
 
-Also the per-conversation turn lock, so appends (bot replies, customer and agent
-messages) happen one at a time and in order, whichever app process makes them.
-"""
-
-import asyncio
 import logging
-import time
+from collections.abc import Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.conversations import repository as repo
 from backend.conversations.models import Conversation
 from backend.conversations.session_store import Session, SessionStore
-from backend.errors import Conflict, ServiceUnavailable
+from backend.prompting.repository import get_prompt_version
 
 logger = logging.getLogger(__name__)
 
 
 class ConversationContext:
-    def __init__(self, store: SessionStore, *, lock_ttl_s: int = 60):
+    def __init__(self, store: SessionStore, known_prefix: Callable[[int], tuple[int, ...] | None]):
         self.store = store
-        self.lock_ttl_s = lock_ttl_s
+        self._known_prefix = known_prefix  # a prompt version's prefix, if this process loaded it
         self._prefix_by_version: dict[int, tuple[int, ...]] = {}
-
-    def know_prefix(self, version_id: int, token_ids: tuple[int, ...]) -> None:
-        self._prefix_by_version[version_id] = token_ids
 
     async def ids(self, db: AsyncSession, conversation: Conversation) -> list[int]:
         """Everything the model has seen in this conversation (no generation prompt)."""
@@ -37,11 +30,7 @@ class ConversationContext:
         return rebuilt
 
     async def rebuild(self, db: AsyncSession, conversation: Conversation) -> list[int]:
-        prefix = self._prefix_by_version.get(conversation.prompt_version_id)
-        if prefix is None:
-            version = await repo.get_prompt_version(db, conversation.prompt_version_id)
-            prefix = self._prefix_by_version[version.id] = tuple(version.prefix_token_ids)
-        ids = [*prefix, *conversation.context_token_ids]
+        ids = [*await self._prefix(db, conversation.prompt_version_id), *conversation.context_token_ids]
         for message_ids in await repo.list_message_token_ids(db, conversation.id):
             ids.extend(message_ids)
         return ids
@@ -52,39 +41,18 @@ class ConversationContext:
         except Exception as error:
             logger.warning("session store write failed (%s); the next turn rebuilds it", error)
 
+    async def _prefix(self, db: AsyncSession, version_id: int) -> tuple[int, ...]:
+        prefix = self._known_prefix(version_id) or self._prefix_by_version.get(version_id)
+        if prefix is None:
+            version = await get_prompt_version(db, version_id)
+            if version is None:
+                raise LookupError(f"prompt version {version_id} is missing")
+            prefix = self._prefix_by_version[version_id] = tuple(version.prefix_token_ids)
+        return prefix
+
     async def _recall(self, conversation_id: str) -> Session | None:
         try:
             return await self.store.get(conversation_id)
         except Exception as error:  # the store is a cache: fall back to Postgres
             logger.warning("session store read failed (%s); rebuilding from the database", error)
             return None
-
-    async def lock(self, conversation_id: str, *, wait_s: float = 0.0, busy_message: str) -> None:
-        """Take the conversation's turn lock, waiting up to `wait_s`; Conflict if still busy."""
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                if await self.store.try_lock_turn(conversation_id, self.lock_ttl_s):
-                    return
-            except Exception as error:
-                raise ServiceUnavailable(
-                    "the session store is unavailable; try again shortly", headers={"Retry-After": "5"}
-                ) from error
-            if time.monotonic() >= deadline:
-                raise Conflict(busy_message)
-            await asyncio.sleep(0.05)
-
-    async def hold(self, conversation_id: str) -> None:
-        """Keep the turn lock while a reply is written (run as a task; cancel it to stop)."""
-        while True:
-            await asyncio.sleep(self.lock_ttl_s / 3)
-            try:
-                await self.store.extend_turn(conversation_id, self.lock_ttl_s)
-            except Exception as error:
-                logger.warning("could not extend the turn lock of %s: %s", conversation_id, error)
-
-    async def unlock(self, conversation_id: str) -> None:
-        try:
-            await self.store.unlock_turn(conversation_id)
-        except Exception as error:
-            logger.warning("could not release the turn lock of %s: %s", conversation_id, error)

@@ -12,7 +12,7 @@ from backend.events.bus import HANDOFF_REQUESTED, STATUS_CHANGED, Event
 from backend.prompting.handoff import HandoffRules
 
 
-def _set_status(conversation: Conversation, status: ConversationStatus, **extra) -> list[Event]:
+def _set_status(conversation: Conversation, status: ConversationStatus, **extra: str) -> list[Event]:
     previous = conversation.status
     conversation.status = status
     if previous == status:

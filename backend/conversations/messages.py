@@ -1,10 +1,20 @@
-"""Building messages and what is said about them (events to agents, the customer's `done`)."""
+"""Building messages: their text checked, their place in the conversation, their event."""
 
-from typing import Any
-
-from backend.conversations.models import Conversation, ConversationStatus, Message, MessageRole, MessageStatus
-from backend.engine.vllm_engine import GenerationResult
+from backend.conversations.models import Conversation, Message, MessageRole, MessageStatus
+from backend.errors import InvalidInput, PayloadTooLarge
 from backend.events.bus import MESSAGE_CREATED, Event
+
+MIN_REPLY_TOKENS = 16  # room a reply needs at least: below this it is cut off before it says anything
+
+
+def message_text(text: str, max_chars: int) -> str:
+    """What a customer or an agent sends, trimmed; 422 if empty, 413 if too long."""
+    text = text.strip()
+    if not text:
+        raise InvalidInput("the message is empty")
+    if len(text) > max_chars:
+        raise PayloadTooLarge(f"the message has {len(text)} characters; the limit is {max_chars}")
+    return text
 
 
 def append_message(
@@ -42,19 +52,3 @@ def message_event(message: Message) -> Event:
             "author_agent_id": message.author_agent_id,
         },
     )
-
-
-def done_event(message_id: int, result: GenerationResult, status: ConversationStatus) -> dict[str, Any]:
-    """The last SSE event of a bot reply: what it said and what it cost."""
-    return {
-        "message_id": message_id,
-        "text": result.text,
-        "prompt_tokens": result.prompt_tokens,
-        "cached_tokens": result.cached_tokens,
-        "completion_tokens": len(result.token_ids),
-        "ttft_ms": round(result.ttft_s * 1000, 1),
-        "total_ms": round(result.total_s * 1000, 1),
-        "finish_reason": result.finish_reason,
-        "status": status.value,
-        "handoff": status != ConversationStatus.BOT,
-    }

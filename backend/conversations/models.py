@@ -1,12 +1,14 @@
-"""What is stored of conversations: bots, their prompt versions, conversations, messages, notes."""
+"""What is stored of conversations: conversations, their messages, agents' private notes."""
 
 import enum
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from backend.db import Base, string_enum, utcnow
+from backend.prompting.models import Bot
 
 
 class ConversationStatus(enum.StrEnum):
@@ -34,31 +36,6 @@ class MessageStatus(enum.StrEnum):
     INTERRUPTED = "interrupted"  # an agent took over while the bot was replying
 
 
-class Bot(Base):
-    __tablename__ = "bots"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    slug: Mapped[str] = mapped_column(String(64), unique=True)
-    name: Mapped[str] = mapped_column(String(200))
-    language: Mapped[str] = mapped_column(String(16))
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
-class PromptVersion(Base):
-    """A bot's fixed prefix exactly as the model saw it; conversations keep theirs."""
-
-    __tablename__ = "prompt_versions"
-    __table_args__ = (UniqueConstraint("bot_id", "digest"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"))
-    digest: Mapped[str] = mapped_column(String(64))
-    system_prompt: Mapped[str] = mapped_column(Text)
-    greeting: Mapped[str] = mapped_column(Text)
-    prefix_token_ids: Mapped[list[int]]
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
 class Conversation(Base):
     __tablename__ = "conversations"
 
@@ -66,7 +43,7 @@ class Conversation(Base):
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
     prompt_version_id: Mapped[int] = mapped_column(ForeignKey("prompt_versions.id"))
     customer_token_hash: Mapped[str] = mapped_column(String(64))
-    context: Mapped[dict | None] = mapped_column(JSON)
+    context: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     context_token_ids: Mapped[list[int]]
     status: Mapped[ConversationStatus] = mapped_column(
         string_enum(ConversationStatus, "conversation_status"), default=ConversationStatus.BOT, index=True

@@ -1,46 +1,26 @@
-"""Queries, named after what they filter on. Services flush and commit; this reads, adds, marks."""
+"""Queries over conversations and messages. Callers own the transaction: this reads, adds, marks."""
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.conversations.models import Bot, Conversation, Message, MessageStatus, PromptVersion
-from backend.prompting.assembler import BotPrefix
-from backend.prompting.bots import Bot as BotDefinition
+from backend.conversations.models import Conversation, Message, MessageStatus
+from backend.errors import NotFound
 
 
-async def upsert_bot_version(
-    db: AsyncSession, bot: BotDefinition, prefix: BotPrefix
-) -> tuple[Bot, PromptVersion]:
-    """The bot's row and the version row of its current fixed prefix (created if new)."""
-    row = await db.scalar(select(Bot).where(Bot.slug == bot.slug))
-    if row is None:
-        row = Bot(slug=bot.slug, name=bot.name, language=bot.language)
-        db.add(row)
-        await db.flush()
-    else:
-        row.name, row.language = bot.name, bot.language
-    version = await db.scalar(
-        select(PromptVersion).where(PromptVersion.bot_id == row.id, PromptVersion.digest == prefix.digest)
-    )
-    if version is None:
-        version = PromptVersion(
-            bot_id=row.id,
-            digest=prefix.digest,
-            system_prompt=bot.system_prompt,
-            greeting=bot.greeting,
-            prefix_token_ids=list(prefix.token_ids),
-        )
-        db.add(version)
-        await db.flush()
-    return row, version
+async def get_conversation(
+    db: AsyncSession, conversation_id: str, *, fresh: bool = False
+) -> Conversation | None:
+    """`fresh` reads the row again even if this session has it (taken under the turn lock)."""
+    return await db.get(Conversation, conversation_id, populate_existing=fresh)
 
 
-async def get_conversation(db: AsyncSession, conversation_id: str) -> Conversation | None:
-    return await db.get(Conversation, conversation_id)
-
-
-async def get_prompt_version(db: AsyncSession, version_id: int) -> PromptVersion | None:
-    return await db.get(PromptVersion, version_id)
+async def require_conversation(
+    db: AsyncSession, conversation_id: str, *, fresh: bool = False
+) -> Conversation:
+    conversation = await get_conversation(db, conversation_id, fresh=fresh)
+    if conversation is None:
+        raise NotFound(f"no conversation {conversation_id!r}")
+    return conversation
 
 
 async def list_messages(db: AsyncSession, conversation_id: str) -> list[Message]:
@@ -67,5 +47,15 @@ async def fail_abandoned_replies(db: AsyncSession, conversation_id: str) -> None
     )
 
 
-async def get_message(db: AsyncSession, message_id: int) -> Message | None:
-    return await db.get(Message, message_id)
+async def get_message(db: AsyncSession, message_id: int) -> Message:
+    message = await db.get(Message, message_id)
+    if message is None:
+        raise LookupError(f"message {message_id} is missing")
+    return message
+
+
+async def conversations_per_prompt_version(db: AsyncSession) -> dict[int, int]:
+    rows = await db.execute(
+        select(Conversation.prompt_version_id, func.count()).group_by(Conversation.prompt_version_id)
+    )
+    return {version_id: count for version_id, count in rows.tuples()}

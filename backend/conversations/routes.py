@@ -1,38 +1,40 @@
-"""The widget API: start a conversation, send a message (reply over SSE), read the history."""
+"""The widget API: start a conversation, send a message (reply over SSE), read the history,
+follow an agent's replies live."""
 
-import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Request, status
 from sse_starlette import EventSourceResponse
 
+from backend.api.deps import Work, provided
+from backend.api.errors import error_responses
 from backend.api.inputs import ConversationId, JsonRoute
-from backend.api.rate_limits import enforce
-from backend.conversations.models import Conversation
+from backend.api.rate_limits import RateLimits
+from backend.conversations.customers import CustomerConversations
+from backend.conversations.models import Conversation, MessageRole
 from backend.conversations.schemas import (
     ConversationStarted,
-    ErrorBody,
     History,
     MessageOut,
     SendMessage,
     StartConversation,
 )
-from backend.conversations.service import ChatService
+from backend.conversations.turn import ChatTurns
 from backend.errors import Unauthorized
+from backend.events.bus import MESSAGE_CREATED, STATUS_CHANGED, Event, EventBus
 
-ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422, 429, 503)}
+ERRORS = error_responses(401, 403, 404, 409, 413, 422, 429, 503)
+SSE = {200: {"content": {"text/event-stream": {}}}, **error_responses(401, 403, 404, 422)}
+
+Limits = Annotated[RateLimits, Depends(provided(RateLimits))]
+Customers = Annotated[CustomerConversations, Depends(provided(CustomerConversations))]
+Turns = Annotated[ChatTurns, Depends(provided(ChatTurns))]
+Bus = Annotated[EventBus, Depends(provided(EventBus))]
 
 
-async def limit_by_address(request: Request) -> None:
+async def limit_by_address(request: Request, limits: Limits) -> None:
     """Every widget request counts against its client address."""
-    address = request.client.host if request.client else "unknown"
-    await enforce(
-        request.app.state.rate_limiter,
-        f"address:{address}",
-        what="requests from this address",
-        limit=request.app.state.settings.rate_limit_requests_per_address,
-        window_s=60,
-    )
+    await limits.request_from(request.client.host if request.client else "unknown")
 
 
 router = APIRouter(
@@ -40,30 +42,26 @@ router = APIRouter(
 )
 
 
-def chat_service(request: Request) -> ChatService:
-    return request.app.state.chat
-
-
-Chat = Annotated[ChatService, Depends(chat_service)]
-
-
 async def customer_conversation(
     conversation_id: ConversationId,
-    chat: Chat,
+    customers: Customers,
+    work: Work,
     authorization: Annotated[str | None, Header(description="Bearer <customer_token>")] = None,
 ) -> Conversation:
     if not authorization or not authorization.lower().startswith("bearer "):
         raise Unauthorized("send the conversation's customer token as 'Authorization: Bearer <token>'")
-    return await chat.authorize(conversation_id, authorization[7:].strip())
+    return await customers.authorize(work, conversation_id, authorization[7:].strip())
 
 
 CustomerConversation = Annotated[Conversation, Depends(customer_conversation)]
 
 
 @router.post("/conversations", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def start_conversation(body: StartConversation, chat: Chat) -> ConversationStarted:
+async def start_conversation(
+    body: StartConversation, customers: Customers, work: Work
+) -> ConversationStarted:
     """Start a conversation with a bot; returns its greeting and the customer's secret token."""
-    started = await chat.start_conversation(body.bot, body.context)
+    started = await customers.start(work, body.bot, body.context)
     return ConversationStarted(
         conversation_id=started.conversation.id,
         customer_token=started.customer_token,
@@ -82,36 +80,46 @@ async def start_conversation(body: StartConversation, chat: Chat) -> Conversatio
         **ERRORS,
     },
 )
-async def send_message(body: SendMessage, conversation: CustomerConversation, chat: Chat, request: Request):
+async def send_message(
+    body: SendMessage, conversation: CustomerConversation, turns: Turns, limits: Limits, work: Work
+) -> EventSourceResponse:
     """Send the customer's message; the reply streams back token by token over SSE.
 
     The message is stored before the reply starts, and the reply is stored even if the
     client disconnects.
     """
-    await enforce(
-        request.app.state.rate_limiter,
-        f"conversation:{conversation.id}",
-        what="messages in this conversation",
-        limit=chat.settings.rate_limit_messages_per_conversation,
-        window_s=60,
-    )
-    turn = await chat.send_message(conversation.id, body.text)
-
-    async def events():
-        async for kind, data in turn.events():
-            yield {"event": kind, "data": json.dumps(data, ensure_ascii=False)}
-
-    return EventSourceResponse(events(), ping=15)
+    await limits.message_to(conversation.id)
+    turn = await turns.take(work, conversation.id, body.text)
+    return EventSourceResponse((event.sse() async for event in turn.events()), ping=15)
 
 
 @router.get("/conversations/{conversation_id}/messages", responses=ERRORS)
-async def history(conversation: CustomerConversation, chat: Chat) -> History:
+async def history(conversation: CustomerConversation, customers: Customers, work: Work) -> History:
     """The conversation so far: the greeting, then every message with its status and timings."""
-    messages = await chat.messages(conversation.id)
+    greeting, messages = await customers.history(work, conversation)
     return History(
         conversation_id=conversation.id,
         bot=conversation.bot.slug,
         status=conversation.status.value,
-        greeting=await chat.greeting_of(conversation),
+        greeting=greeting,
         messages=[MessageOut.model_validate(m) for m in messages],
     )
+
+
+def customer_sees(conversation_id: str, event: Event) -> bool:
+    if event.conversation_id != conversation_id:
+        return False
+    if event.type == MESSAGE_CREATED:
+        # Replies by a human agent arrive here; the customer's own and the bot's stream with their turn.
+        return event.data.get("role") == MessageRole.AGENT
+    return event.type == STATUS_CHANGED
+
+
+@router.get("/conversations/{conversation_id}/events", responses=SSE)
+async def customer_events(conversation: CustomerConversation, bus: Bus) -> EventSourceResponse:
+    """This conversation's agent replies and status changes, live."""
+    # Subscribed before the response starts: a client that sees the stream open misses nothing.
+    subscription = await bus.subscribe()
+    conversation_id = conversation.id
+    live = (event.sse() async for event in subscription if customer_sees(conversation_id, event))
+    return EventSourceResponse(live, ping=15)

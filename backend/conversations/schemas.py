@@ -74,8 +74,3 @@ class History(BaseModel):
     status: str
     greeting: str
     messages: list[MessageOut]
-
-
-class ErrorBody(BaseModel):
-    error: str
-    detail: str

@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,6 @@ class SessionStore(Protocol):
     async def unlock_turn(self, conversation_id: str) -> None: ...
     async def extend_turn(self, conversation_id: str, ttl_s: int) -> None: ...
     async def ping(self) -> bool: ...
-    async def close(self) -> None: ...
 
 
 class MemorySessionStore:
@@ -72,15 +71,12 @@ class MemorySessionStore:
     async def ping(self) -> bool:
         return True
 
-    async def close(self) -> None:
-        self._sessions.clear()
-
 
 class RedisSessionStore:
     """Shared by every app process; sessions expire after `ttl_s` of inactivity."""
 
-    def __init__(self, url: str, *, ttl_s: int, key_prefix: str = "prefixdesk:"):
-        self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+    def __init__(self, redis: Redis, *, ttl_s: int, key_prefix: str = "prefixdesk:"):
+        self._redis = redis  # the process's client, closed by its owner
         self._ttl_s = ttl_s
         self._prefix = key_prefix
 
@@ -115,6 +111,3 @@ class RedisSessionStore:
 
     async def ping(self) -> bool:
         return bool(await self._redis.ping())
-
-    async def close(self) -> None:
-        await self._redis.aclose()

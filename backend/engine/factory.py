@@ -2,31 +2,34 @@
 
 from pathlib import Path
 
+from redis.asyncio import Redis
+
 from backend.config import Settings
+from backend.engine.interface import Engine
 from backend.engine.remote import Replica
 from backend.engine.routing.assignments import Assignments, MemoryAssignments, RedisAssignments
 from backend.engine.routing.pool import ReplicaPool
 from backend.engine.routing.router import Balance, Router
-from backend.engine.vllm_engine import Engine, VllmEngine
+from backend.engine.vllm_engine import VllmEngine
 
 
-async def start_engine(settings: Settings, model_dir: Path) -> Engine:
+async def start_engine(settings: Settings, model_dir: Path, redis: Redis | None) -> Engine:
     """Start the configured engine; returns once it can take requests."""
     if settings.engine == "remote":
-        return await start_replica_pool(settings)
+        return await start_replica_pool(settings, redis)
     return await VllmEngine.start(settings, model_dir)
 
 
-def create_assignments(settings: Settings) -> Assignments:
+def create_assignments(settings: Settings, redis: Redis | None) -> Assignments:
     # A conversation's replica outlives no longer than its hot session would.
-    if settings.redis_url:
+    if redis is not None:
         return RedisAssignments(
-            settings.redis_url, key_prefix=settings.redis_key_prefix, ttl_s=settings.session_ttl_seconds
+            redis, key_prefix=settings.redis_key_prefix, ttl_s=settings.session_ttl_seconds
         )
     return MemoryAssignments(settings.session_ttl_seconds)
 
 
-def create_replica_pool(settings: Settings) -> ReplicaPool:
+def create_replica_pool(settings: Settings, redis: Redis | None) -> ReplicaPool:
     replicas = [
         Replica(url, temperature=settings.temperature, timeout_s=settings.engine_request_timeout_s)
         for url in settings.engine_urls
@@ -38,14 +41,14 @@ def create_replica_pool(settings: Settings) -> ReplicaPool:
     )
     return ReplicaPool(
         replicas,
-        Router(settings.routing, create_assignments(settings), balance),
+        Router(settings.routing, create_assignments(settings, redis), balance),
         block_size=settings.block_size,
         max_model_len=settings.max_model_len,
         health_interval_s=settings.health_check_interval_s,
     )
 
 
-async def start_replica_pool(settings: Settings) -> ReplicaPool:
-    pool = create_replica_pool(settings)
+async def start_replica_pool(settings: Settings, redis: Redis | None) -> ReplicaPool:
+    pool = create_replica_pool(settings, redis)
     await pool.wait_until_ready(settings.engine_start_timeout_s)
     return pool

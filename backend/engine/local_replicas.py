@@ -17,51 +17,30 @@ from pathlib import Path
 import httpx
 
 from backend.config import Settings
-from backend.engine.vllm_engine import GiB
+from backend.engine.vllm_options import cli_flags, engine_environment, engine_options
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def replica_command(settings: Settings, model_dir: Path, port: int, host: str = "127.0.0.1") -> list[str]:
-    command = [
+    """`vllm serve` with the embedded engine's options, plus what only a server needs."""
+    return [
         sys.executable,
         "-m",
         "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(model_dir),
+        *cli_flags(engine_options(settings, model_dir)),
         "--host",
         host,
         "--port",
         str(port),
         "--enable-prompt-tokens-details",  # per-request cached tokens in `usage`
-        "--block-size",
-        str(settings.block_size),
-        "--kv-cache-memory-bytes",
-        str(int(settings.kv_cache_gib * GiB)),
-        "--max-model-len",
-        str(settings.max_model_len),
-        "--max-num-batched-tokens",
-        str(settings.max_num_batched_tokens),
-        "--max-num-seqs",
-        str(settings.max_num_seqs),
-        "--gpu-memory-utilization",
-        str(settings.gpu_memory_utilization),
-        "--dtype",
-        settings.dtype,
-        "--seed",
-        str(settings.seed),
         "--disable-uvicorn-access-log",
     ]
-    command.append(
-        "--enable-prefix-caching" if settings.enable_prefix_caching else "--no-enable-prefix-caching"
-    )
-    if settings.enforce_eager:
-        command.append("--enforce-eager")
-    return command
 
 
 @dataclass
@@ -94,11 +73,9 @@ async def start_local_replica(
     dev_mode: bool = False,
     cores: str | None = None,
 ) -> LocalReplica:
-    env = dict(os.environ)
+    env = {**os.environ, **engine_environment(settings)}
     if cores is not None:  # left alone, every CPU replica binds its threads to the same core
         env["VLLM_CPU_OMP_THREADS_BIND"] = cores
-    # The CPU build reads its KV cache size from this variable, in GiB.
-    env["VLLM_CPU_KVCACHE_SPACE"] = str(max(1, int(settings.kv_cache_gib)))
     if dev_mode:  # exposes /reset_prefix_cache, which benchmarks use between runs
         env["VLLM_SERVER_DEV_MODE"] = "1"
     log.parent.mkdir(parents=True, exist_ok=True)

@@ -8,13 +8,14 @@ second makes it report each request's cached tokens.
 
 import json
 import logging
-import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
 
 import httpx
 
-from backend.engine.vllm_engine import EngineUnavailable, GenerationResult, TokenDelta
+from backend.engine.interface import EngineUnavailable, GenerationResult, StreamAccumulator, TokenDelta
+from backend.sse_reader import read_sse
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +89,10 @@ class Replica:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def _body(self, prompt_ids, max_tokens, request_id, cache_salt) -> dict:
-        body = {
+    def _body(
+        self, prompt_ids: Sequence[int], max_tokens: int, request_id: str, cache_salt: str | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": self.model,
             "prompt": list(prompt_ids),
             "max_tokens": max_tokens,
@@ -117,15 +120,11 @@ class Replica:
         request_id: str | None = None,
         cache_salt: str | None = None,
         session: str | None = None,
-    ) -> AsyncIterator[TokenDelta | GenerationResult]:
+    ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
         """`session` goes out as `X-Session-Id`, for a session-aware router in front of replicas."""
         body = self._body(prompt_ids, max_tokens, request_id or uuid.uuid4().hex, cache_salt)
         headers = {SESSION_HEADER: session} if session else {}
-        started = time.perf_counter()
-        first_token_at: float | None = None
-        text_parts: list[str] = []
-        token_ids: list[int] = []
-        cached, finish_reason = 0, "stop"
+        reply = StreamAccumulator(len(prompt_ids))
         try:
             # Leaving this block (the caller stopped reading) closes the connection, and
             # vLLM aborts a request whose client went away.
@@ -136,33 +135,20 @@ class Replica:
                 if response.status_code >= 400:
                     detail = (await response.aread()).decode(errors="replace")[:500]
                     raise ReplicaRequestError(f"{self.url} refused the request: {detail}")
-                async for line in response.aiter_lines():
-                    if not line.startswith("data:") or line == "data: [DONE]":
+                async for event in read_sse(response.aiter_lines()):
+                    if event.data == "[DONE]":
                         continue
-                    chunk = json.loads(line[5:])
+                    chunk = json.loads(event.data)
                     if "error" in chunk:
                         raise ReplicaUnavailable(f"{self.url} failed the request: {chunk['error']}")
                     for choice in chunk.get("choices") or ():
-                        ids = choice.get("token_ids") or []
-                        if ids and first_token_at is None:
-                            first_token_at = time.perf_counter()
-                        if choice.get("text") or ids:
-                            text_parts.append(choice.get("text", ""))
-                            token_ids.extend(ids)
-                            yield TokenDelta(choice.get("text", ""), list(ids))
-                        finish_reason = choice.get("finish_reason") or finish_reason
-                    usage = chunk.get("usage")
-                    if usage:
-                        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+                        if delta := reply.add(choice.get("text") or "", choice.get("token_ids") or []):
+                            yield delta
+                        reply.finish_reason = choice.get("finish_reason") or reply.finish_reason
+                    if usage := chunk.get("usage"):
+                        reply.cached_tokens = (usage.get("prompt_tokens_details") or {}).get(
+                            "cached_tokens"
+                        ) or 0
         except httpx.HTTPError as error:
             raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
-        finished = time.perf_counter()
-        yield GenerationResult(
-            text="".join(text_parts),
-            token_ids=token_ids,
-            finish_reason=finish_reason,
-            prompt_tokens=len(prompt_ids),
-            cached_tokens=cached,
-            ttft_s=(first_token_at or finished) - started,
-            total_s=finished - started,
-        )
+        yield reply.result()

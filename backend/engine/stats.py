@@ -5,6 +5,7 @@ process takes over; this logger is attached to one engine and counts for it alon
 """
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass
@@ -19,15 +20,17 @@ class EngineStats:
         return asdict(self)
 
 
-def stat_logger_for(stats: EngineStats):
+def stat_logger_for(stats: EngineStats) -> type:
     """A vLLM stat-logger class that writes into `stats` (vLLM instantiates it per engine)."""
     from vllm.v1.metrics.loggers import StatLoggerBase
 
-    class EngineStatsLogger(StatLoggerBase):
-        def __init__(self, vllm_config, engine_index: int = 0):
+    class EngineStatsLogger(StatLoggerBase):  # type: ignore[misc]  # vLLM's class is untyped here
+        def __init__(self, vllm_config: Any, engine_index: int = 0):
             pass
 
-        def record(self, scheduler_stats, iteration_stats, mm_cache_stats=None, engine_idx: int = 0):
+        def record(
+            self, scheduler_stats: Any, iteration_stats: Any, mm_cache_stats: Any = None, engine_idx: int = 0
+        ) -> None:
             if scheduler_stats is None:
                 return
             stats.running = scheduler_stats.num_running_reqs
@@ -38,7 +41,7 @@ def stat_logger_for(stats: EngineStats):
             stats.prefix_cache_queries += scheduler_stats.prefix_cache_stats.queries
             stats.prefix_cache_hits += scheduler_stats.prefix_cache_stats.hits
 
-        def log_engine_initialized(self):
+        def log_engine_initialized(self) -> None:
             pass
 
     return EngineStatsLogger

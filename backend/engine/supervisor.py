@@ -9,7 +9,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from backend.engine.vllm_engine import Engine
+from backend.engine.interface import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +24,13 @@ class EngineSupervisor:
         attach: Callable[[Engine], Awaitable[None]],
         detach: Callable[[], None],
         *,
+        owns_engine: bool = True,
         check_interval_s: float = 0.5,
     ):
         self._start = start
         self._attach = attach  # warms every bot's prefix, then marks the service ready
         self._detach = detach  # marks the service not ready: turns get a 503 meanwhile
+        self._owns_engine = owns_engine  # False: an engine shared with others (tests, benchmarks)
         self._check_interval_s = check_interval_s
         self.engine: Engine | None = None
         self.restarts = 0
@@ -53,15 +55,15 @@ class EngineSupervisor:
             # vLLM offers no callback when its core process dies, so look now and then.
             while not self.engine.is_dead:  # noqa: ASYNC110
                 await asyncio.sleep(self._check_interval_s)
-            logger.error("the engine died; starting a new one")
             self._detach()
+            logger.error("the engine died; starting a new one")
             self._stop_engine()
             self.restarts += 1
             self.status = "restarting"
 
     def _stop_engine(self) -> None:
         engine, self.engine = self.engine, None
-        if engine is not None:
+        if engine is not None and self._owns_engine:
             try:
                 engine.shutdown()
             except Exception:  # a dead engine may fail to shut down cleanly; it is gone either way

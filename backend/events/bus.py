@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from backend.db import utcnow
 
@@ -43,6 +44,10 @@ class Event:
     def from_json(cls, raw: str | bytes) -> "Event":
         return cls(**json.loads(raw))
 
+    def sse(self) -> dict[str, str]:
+        """As a server-sent event on an agent's or a customer's live stream."""
+        return {"event": self.type, "id": self.id, "data": self.to_json()}
+
 
 class EventBus(Protocol):
     async def publish(self, event: Event) -> None: ...
@@ -58,18 +63,18 @@ class MemoryEventBus:
     """One process: subscribers are queues."""
 
     def __init__(self) -> None:
-        self._subscribers: set[asyncio.Queue] = set()
+        self._subscribers: set[asyncio.Queue[Event]] = set()
 
     async def publish(self, event: Event) -> None:
         for queue in self._subscribers:
             queue.put_nowait(event)
 
     async def subscribe(self) -> AsyncIterator[Event]:
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[Event] = asyncio.Queue()
         self._subscribers.add(queue)
         return self._listen(queue)
 
-    async def _listen(self, queue: asyncio.Queue) -> AsyncIterator[Event]:
+    async def _listen(self, queue: "asyncio.Queue[Event]") -> AsyncIterator[Event]:
         try:
             while True:
                 yield await queue.get()
@@ -83,8 +88,8 @@ class MemoryEventBus:
 class RedisEventBus:
     """Every process: one Redis pub/sub channel."""
 
-    def __init__(self, url: str, *, channel: str):
-        self._redis = aioredis.Redis.from_url(url, socket_connect_timeout=2)
+    def __init__(self, redis: Redis, *, channel: str):
+        self._redis = redis  # the process's client, closed by its owner
         self._channel = channel
 
     async def publish(self, event: Event) -> None:
@@ -95,17 +100,17 @@ class RedisEventBus:
         await pubsub.subscribe(self._channel)
         return self._listen(pubsub)
 
-    async def _listen(self, pubsub) -> AsyncIterator[Event]:
+    async def _listen(self, pubsub: PubSub) -> AsyncIterator[Event]:
         try:
             async for message in pubsub.listen():
                 if message["type"] == "message":
                     yield Event.from_json(message["data"])
         finally:
             with contextlib.suppress(Exception):
-                await pubsub.aclose()
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
 
     async def close(self) -> None:
-        await self._redis.aclose()
+        pass
 
 
 async def publish_all(bus: EventBus, events: list[Event]) -> None:

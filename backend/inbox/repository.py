@@ -1,11 +1,13 @@
 """The agents' view of conversations: filtered, searched, paginated."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.conversations.models import Bot, Conversation, ConversationStatus, Message, Note
+from backend.conversations.models import Conversation, ConversationStatus, Message, Note
+from backend.prompting.models import Bot
 
 
 @dataclass(frozen=True)
@@ -17,7 +19,7 @@ class ConversationFilter:
     text: str | None = None  # searched in the messages
 
 
-def _filtered(query: Select, f: ConversationFilter) -> Select:
+def _filtered(query: Select[Any], f: ConversationFilter) -> Select[Any]:
     if f.status is not None:
         query = query.where(Conversation.status == f.status)
     if f.bot is not None:

@@ -1,13 +1,17 @@
-"""The agents' REST API over conversations."""
+"""The agents' REST API over conversations, and their live event stream."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import APIRouter, Depends, Query, status
+from sse_starlette import EventSourceResponse
 
 from backend.agents.auth import CurrentAgent
+from backend.api.deps import Work, provided
+from backend.api.errors import error_responses
 from backend.api.inputs import ConversationId, JsonRoute, Page, RowIdQuery, StorableText
-from backend.conversations.models import ConversationStatus
-from backend.conversations.schemas import ErrorBody, MessageOut
+from backend.conversations.models import Conversation, ConversationStatus, Message
+from backend.conversations.schemas import MessageOut
+from backend.events.bus import EVENT_TYPES, EventBus
 from backend.inbox.repository import ConversationFilter
 from backend.inbox.schemas import (
     AgentReply,
@@ -21,17 +25,13 @@ from backend.inbox.schemas import (
 from backend.inbox.service import InboxService
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["agents: conversations"], route_class=JsonRoute)
-ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 409, 413, 422)}
+events_router = APIRouter(tags=["events"])
+ERRORS = error_responses(401, 403, 404, 409, 413, 422)
+
+Inbox = Annotated[InboxService, Depends(provided(InboxService))]
 
 
-def inbox_service(request: Request) -> InboxService:
-    return request.app.state.inbox
-
-
-Inbox = Annotated[InboxService, Depends(inbox_service)]
-
-
-def _identity(conversation) -> dict:
+def _identity(conversation: Conversation) -> dict[str, object]:
     """The fields every view of a conversation starts with."""
     return {
         "id": conversation.id,
@@ -42,7 +42,7 @@ def _identity(conversation) -> dict:
     }
 
 
-def summary(conversation, last) -> ConversationSummary:
+def summary(conversation: Conversation, last: Message | None) -> ConversationSummary:
     return ConversationSummary(
         **_identity(conversation),
         message_count=conversation.message_count,
@@ -56,6 +56,7 @@ def summary(conversation, last) -> ConversationSummary:
 async def list_conversations(
     _agent: CurrentAgent,
     inbox: Inbox,
+    work: Work,
     status_: Annotated[ConversationStatus | None, Query(alias="status")] = None,
     bot: Annotated[StorableText | None, Query(max_length=64)] = None,
     assignee_id: RowIdQuery = None,
@@ -68,16 +69,18 @@ async def list_conversations(
 ) -> ConversationPage:
     """Conversations, newest activity first, filtered by status, bot, assignee and message text."""
     f = ConversationFilter(status=status_, bot=bot, assignee_id=assignee_id, unassigned=unassigned, text=q)
-    rows, total, last = await inbox.page(f, page=page, page_size=page_size)
+    rows, total, last = await inbox.page(work, f, page=page, page_size=page_size)
     return ConversationPage(
         items=[summary(c, last.get(c.id)) for c in rows], total=total, page=page, page_size=page_size
     )
 
 
 @router.get("/{conversation_id}", responses=ERRORS)
-async def transcript(conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox) -> Transcript:
+async def transcript(
+    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
+) -> Transcript:
     """The whole conversation: each message with its timings and cached tokens, and the private notes."""
-    conversation, messages, notes, greeting = await inbox.transcript(conversation_id)
+    conversation, messages, notes, greeting = await inbox.transcript(work, conversation_id)
     return Transcript(
         **_identity(conversation),
         context=conversation.context,
@@ -93,50 +96,70 @@ async def transcript(conversation_id: ConversationId, _agent: CurrentAgent, inbo
 
 @router.post("/{conversation_id}/messages", status_code=status.HTTP_201_CREATED, responses=ERRORS)
 async def reply(
-    conversation_id: ConversationId, body: AgentReply, agent: CurrentAgent, inbox: Inbox
+    conversation_id: ConversationId, body: AgentReply, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> MessageOut:
     """Reply to the customer (takes the conversation over if the bot had it). `/shortcode` sends a
     canned response."""
-    return MessageOut.model_validate(await inbox.reply(conversation_id, agent, body.text))
+    return MessageOut.model_validate(await inbox.reply(work, conversation_id, agent, body.text))
 
 
 @router.post("/{conversation_id}/notes", status_code=status.HTTP_201_CREATED, responses=ERRORS)
 async def add_note(
-    conversation_id: ConversationId, body: NoteIn, agent: CurrentAgent, inbox: Inbox
+    conversation_id: ConversationId, body: NoteIn, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> NoteOut:
     """A private note: never shown to the customer, never given to the model."""
-    return NoteOut.model_validate(await inbox.add_note(conversation_id, agent, body.text))
+    return NoteOut.model_validate(await inbox.add_note(work, conversation_id, agent, body.text))
 
 
 @router.post("/{conversation_id}/take-over", responses=ERRORS)
 async def take_over(
-    conversation_id: ConversationId, agent: CurrentAgent, inbox: Inbox
+    conversation_id: ConversationId, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
     """Take the conversation from the bot: it stops replying (mid-reply too) and it is assigned to you."""
-    return summary(await inbox.take_over(conversation_id, agent), None)
+    return summary(await inbox.take_over(work, conversation_id, agent), None)
 
 
 @router.post("/{conversation_id}/assign", responses=ERRORS)
 async def assign(
-    conversation_id: ConversationId, body: Assignment, _agent: CurrentAgent, inbox: Inbox
+    conversation_id: ConversationId, body: Assignment, _agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
     """Assign to an agent (the bot stops replying), or unassign with `agent_id: null`."""
-    return summary(await inbox.assign(conversation_id, body.agent_id), None)
+    return summary(await inbox.assign(work, conversation_id, body.agent_id), None)
 
 
 @router.post("/{conversation_id}/hand-back", responses=ERRORS)
 async def hand_back(
-    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox
+    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
     """Give the conversation back to the bot, with everything said meanwhile in its context."""
-    return summary(await inbox.hand_back(conversation_id), None)
+    return summary(await inbox.hand_back(work, conversation_id), None)
 
 
 @router.post("/{conversation_id}/resolve", responses=ERRORS)
-async def resolve(conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox) -> ConversationSummary:
-    return summary(await inbox.resolve(conversation_id), None)
+async def resolve(
+    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
+) -> ConversationSummary:
+    return summary(await inbox.resolve(work, conversation_id), None)
 
 
 @router.post("/{conversation_id}/reopen", responses=ERRORS)
-async def reopen(conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox) -> ConversationSummary:
-    return summary(await inbox.reopen(conversation_id), None)
+async def reopen(
+    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
+) -> ConversationSummary:
+    return summary(await inbox.reopen(work, conversation_id), None)
+
+
+@events_router.get(
+    "/api/v1/events",
+    responses={200: {"content": {"text/event-stream": {}}}, **error_responses(401, 403, 422)},
+)
+async def agent_events(
+    _agent: CurrentAgent,
+    bus: Annotated[EventBus, Depends(provided(EventBus))],
+    types: Annotated[list[str] | None, Query(description=f"Only these: {', '.join(EVENT_TYPES)}")] = None,
+) -> EventSourceResponse:
+    """Every conversation's events, from whichever app process they happen in."""
+    wanted = set(types or EVENT_TYPES)
+    # Subscribed before the response starts: a client that sees the stream open misses nothing.
+    subscription = await bus.subscribe()
+    return EventSourceResponse((event.sse() async for event in subscription if event.type in wanted), ping=15)

@@ -1,6 +1,7 @@
 """Bodies of the agents' API."""
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -42,7 +43,7 @@ class Transcript(BaseModel):
     status: str
     assignee_id: int | None
     handoff_reason: str | None
-    context: dict | None
+    context: dict[str, Any] | None
     greeting: str
     created_at: datetime
     handed_off_at: datetime | None

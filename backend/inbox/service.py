@@ -1,21 +1,28 @@
 """What agents do to conversations. Agent replies join the model's context append-only."""
 
 import logging
+from collections.abc import Callable
 
 from backend.agents import service as agents
 from backend.agents.models import Agent
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
-from backend.conversations.messages import append_message, message_event
+from backend.conversations.claims import TurnLocks
+from backend.conversations.context import ConversationContext
+from backend.conversations.messages import append_message, message_event, message_text
 from backend.conversations.models import Conversation, ConversationStatus, Message, MessageRole, Note
-from backend.conversations.service import ChatService
 from backend.conversations.session_store import Session
-from backend.engine.vllm_engine import warm
-from backend.errors import InvalidInput, NotFound
-from backend.events.bus import Event, publish_all
+from backend.engine.interface import warm
+from backend.engine.live import LiveEngine
+from backend.errors import InvalidInput
+from backend.events.bus import Event
 from backend.inbox import repository as inbox_repo
 from backend.inbox.repository import ConversationFilter
-from backend.webhooks.service import commit_with_deliveries
+from backend.metrics.recorder import Metrics
+from backend.prompting.assembler import PromptAssembler
+from backend.prompting.registry import BotRegistry
+from backend.prompting.repository import get_prompt_version
+from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)
 
@@ -24,126 +31,127 @@ LOCK_WAIT_S = 30
 
 
 class InboxService:
-    def __init__(self, chat: ChatService):
-        self.chat = chat
-        self.sessions = chat.sessions
+    def __init__(
+        self,
+        *,
+        locks: TurnLocks,
+        context: ConversationContext,
+        assembler: PromptAssembler,
+        engine: LiveEngine,
+        bots: BotRegistry,
+        metrics: Metrics,
+        max_message_chars: int,
+        max_model_len: int,
+    ):
+        self.locks = locks
+        self.context = context
+        self.assembler = assembler
+        self.engine = engine
+        self.bots = bots
+        self.metrics = metrics
+        self.max_message_chars = max_message_chars
+        self.max_model_len = max_model_len
 
-    async def conversation(self, conversation_id: str) -> Conversation:
-        async with self.sessions() as db:
-            conversation = await repo.get_conversation(db, conversation_id)
-        if conversation is None:
-            raise NotFound(f"no conversation {conversation_id!r}")
-        return conversation
-
-    async def page(self, f: ConversationFilter, *, page: int, page_size: int):
-        async with self.sessions() as db:
-            rows, total = await inbox_repo.list_conversations(
-                db, f, limit=page_size, offset=(page - 1) * page_size
-            )
-            last = await inbox_repo.last_messages(db, [c.id for c in rows])
-        return rows, total, last
-
-    async def transcript(self, conversation_id: str) -> tuple[Conversation, list[Message], list[Note], str]:
-        conversation = await self.conversation(conversation_id)
-        async with self.sessions() as db:
-            messages = await repo.list_messages(db, conversation_id)
-            notes = await inbox_repo.list_notes(db, conversation_id)
-            version = await repo.get_prompt_version(db, conversation.prompt_version_id)
-        return conversation, messages, notes, version.greeting
-
-    async def reply(self, conversation_id: str, agent: Agent, text: str) -> Message:
-        """An agent's reply: shown to the customer, and given to the model as an assistant turn."""
-        text = self.chat.validate_text(text)
-        context = self.chat.context
-        await context.lock(
-            conversation_id, wait_s=LOCK_WAIT_S, busy_message="the conversation is busy; try again"
+    async def page(
+        self, work: UnitOfWork, f: ConversationFilter, *, page: int, page_size: int
+    ) -> tuple[list[Conversation], int, dict[str, Message]]:
+        rows, total = await inbox_repo.list_conversations(
+            work.db, f, limit=page_size, offset=(page - 1) * page_size
         )
-        try:
-            async with self.sessions() as db:
-                text = self.chat.validate_text(await agents.expand_shortcode(db, text))
-                conversation = await self._get(db, conversation_id)
-                events = (
-                    []
-                    if conversation.status == ConversationStatus.OPEN
-                    else lifecycle.take_over(conversation, agent.id)
-                )
-                history = await context.ids(db, conversation)
-                reply_ids = self.chat.assembler.scripted_reply(text)
-                if len(history) + len(reply_ids) > self.chat.settings.max_model_len:
-                    raise InvalidInput("this reply does not fit in the model's context window")
-                message = append_message(
-                    conversation, MessageRole.AGENT, text, reply_ids, author_agent_id=agent.id
-                )
-                db.add(message)
-                lifecycle.record_human_reply(conversation)
-                await db.flush()
-                events.append(message_event(message))
-                await commit_with_deliveries(db, events)
-            await context.remember(conversation_id, Session([*history, *reply_ids], message.seq, text))
-        finally:
-            await context.unlock(conversation_id)
-        await publish_all(self.chat.events, events)
-        await self.chat.metrics.conversation_active(conversation_id)
+        return rows, total, await inbox_repo.last_messages(work.db, [c.id for c in rows])
+
+    async def transcript(
+        self, work: UnitOfWork, conversation_id: str
+    ) -> tuple[Conversation, list[Message], list[Note], str]:
+        conversation = await repo.require_conversation(work.db, conversation_id)
+        messages = await repo.list_messages(work.db, conversation_id)
+        notes = await inbox_repo.list_notes(work.db, conversation_id)
+        version = await get_prompt_version(work.db, conversation.prompt_version_id)
+        return conversation, messages, notes, version.greeting if version else ""
+
+    async def reply(self, work: UnitOfWork, conversation_id: str, agent: Agent, text: str) -> Message:
+        """An agent's reply: shown to the customer, and given to the model as an assistant turn."""
+        text = message_text(text, self.max_message_chars)
+        await self.locks.hold_for(
+            work, conversation_id, wait_s=LOCK_WAIT_S, busy_message="the conversation is busy; try again"
+        )
+        text = message_text(await agents.expand_shortcode(work.db, text), self.max_message_chars)
+        conversation = await repo.require_conversation(work.db, conversation_id, fresh=True)
+        if conversation.status != ConversationStatus.OPEN:
+            work.emit(*lifecycle.take_over(conversation, agent.id))
+        history = await self.context.ids(work.db, conversation)
+        reply_ids = self.assembler.scripted_reply(text)
+        if len(history) + len(reply_ids) > self.max_model_len:
+            raise InvalidInput("this reply does not fit in the model's context window")
+        message = append_message(conversation, MessageRole.AGENT, text, reply_ids, author_agent_id=agent.id)
+        work.db.add(message)
+        lifecycle.record_human_reply(conversation)
+        await work.db.flush()
+        work.emit(message_event(message))
+        session = Session([*history, *reply_ids], message.seq, text)
+
+        async def remember() -> None:
+            await self.context.remember(conversation_id, session)
+            await self.metrics.conversation_active(conversation_id)
+
+        work.after_commit(remember)
         return message
 
-    async def add_note(self, conversation_id: str, agent: Agent, text: str) -> Note:
-        async with self.sessions() as db:
-            await self._get(db, conversation_id)
-            note = Note(conversation_id=conversation_id, agent_id=agent.id, text=text)
-            db.add(note)
-            await db.commit()
+    async def add_note(self, work: UnitOfWork, conversation_id: str, agent: Agent, text: str) -> Note:
+        await repo.require_conversation(work.db, conversation_id)
+        note = Note(conversation_id=conversation_id, agent_id=agent.id, text=text)
+        work.db.add(note)
+        await work.db.flush()
         return note
 
-    async def take_over(self, conversation_id: str, agent: Agent) -> Conversation:
-        return await self._change(conversation_id, lambda c: lifecycle.take_over(c, agent.id))
+    async def take_over(self, work: UnitOfWork, conversation_id: str, agent: Agent) -> Conversation:
+        return await self._change(work, conversation_id, lambda c: lifecycle.take_over(c, agent.id))
 
-    async def assign(self, conversation_id: str, agent_id: int | None) -> Conversation:
+    async def assign(self, work: UnitOfWork, conversation_id: str, agent_id: int | None) -> Conversation:
         if agent_id is not None:
-            async with self.sessions() as db:
-                await agents.get_agent(db, agent_id)
-        return await self._change(conversation_id, lambda c: lifecycle.assign(c, agent_id))
+            await agents.get_agent(work.db, agent_id)
+        return await self._change(work, conversation_id, lambda c: lifecycle.assign(c, agent_id))
 
-    async def hand_back(self, conversation_id: str) -> Conversation:
-        conversation = await self._change(conversation_id, lifecycle.hand_back)
-        await self._warm_context(conversation)
+    async def hand_back(self, work: UnitOfWork, conversation_id: str) -> Conversation:
+        conversation = await self._change(work, conversation_id, lifecycle.hand_back)
+
+        async def warm_context() -> None:
+            await self._warm_context(work, conversation)
+
+        work.after_commit(warm_context)
         return conversation
 
-    async def resolve(self, conversation_id: str) -> Conversation:
-        return await self._change(conversation_id, lifecycle.resolve)
+    async def resolve(self, work: UnitOfWork, conversation_id: str) -> Conversation:
+        return await self._change(work, conversation_id, lifecycle.resolve)
 
-    async def reopen(self, conversation_id: str) -> Conversation:
-        return await self._change(conversation_id, lifecycle.reopen)
+    async def reopen(self, work: UnitOfWork, conversation_id: str) -> Conversation:
+        return await self._change(work, conversation_id, lifecycle.reopen)
 
-    async def _get(self, db, conversation_id: str) -> Conversation:
-        conversation = await repo.get_conversation(db, conversation_id)
-        if conversation is None:
-            raise NotFound(f"no conversation {conversation_id!r}")
+    async def _change(
+        self, work: UnitOfWork, conversation_id: str, change: Callable[[Conversation], list[Event]]
+    ) -> Conversation:
+        conversation = await repo.require_conversation(work.db, conversation_id, fresh=True)
+        work.emit(*change(conversation))
+        await work.db.flush()
         return conversation
 
-    async def _change(self, conversation_id: str, change) -> Conversation:
-        async with self.sessions() as db:
-            conversation = await self._get(db, conversation_id)
-            events: list[Event] = change(conversation)
-            await commit_with_deliveries(db, events)
-        await publish_all(self.chat.events, events)
-        return conversation
-
-    async def _warm_context(self, conversation: Conversation) -> None:
+    async def _warm_context(self, work: UnitOfWork, conversation: Conversation) -> None:
         """Run what was said while humans talked through the engine, so the bot's next reply hits.
 
-        Awaited before the hand-back returns: the customer's next message then finds it cached.
+        Runs once the hand-back is stored, before it is answered: the customer's next message
+        then finds it cached.
         """
-        if self.chat.engine is None:
+        engine = self.engine.current
+        live = self.bots.get(conversation.bot.slug)
+        if engine is None or live is None:
             return
         try:
-            async with self.sessions() as db:
-                ids = await self.chat.context.ids(db, conversation)
-            salt = self.chat.bots[conversation.bot.slug].cache_salt
+            ids = await self.context.ids(work.db, conversation)
             await warm(
-                self.chat.engine,
+                engine,
                 ids,
                 f"handback-{conversation.id}",
-                cache_salt=salt,
+                cache_salt=live.cache_salt,
                 affinity_key=conversation.id,
             )
         except Exception as error:  # a cold cache costs time, not correctness

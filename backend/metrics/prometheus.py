@@ -3,7 +3,7 @@
 import time
 
 from prometheus_client import Counter, Histogram
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backend.metrics.store import Reply
 
@@ -48,7 +48,7 @@ class HttpMetrics:
         started = time.perf_counter()
         status = 500
 
-        async def timed_send(message) -> None:
+        async def timed_send(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]

@@ -4,6 +4,7 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable
 
 from backend.metrics.prometheus import observe_reply
 from backend.metrics.store import MetricsStore, Reply
@@ -30,7 +31,7 @@ class Metrics:
         except Exception as error:
             logger.warning("metrics store write failed: %s", error)
 
-    async def sample_engine(self, current_engine, interval_s: float = 2.0) -> None:
+    async def sample_engine(self, current_engine: Callable[[], object], interval_s: float = 2.0) -> None:
         """Publish this process's engine figures so the admin page can add up all processes."""
         while True:
             stats = getattr(current_engine(), "stats", None)

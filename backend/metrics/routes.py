@@ -1,40 +1,47 @@
 """The admin page's figures, and Prometheus' /metrics."""
 
 import hmac
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from backend.agents.auth import CurrentAdmin
-from backend.conversations.schemas import ErrorBody
+from backend.api.deps import provided
+from backend.api.errors import error_responses
+from backend.config import Settings
 from backend.errors import Forbidden
+from backend.metrics.recorder import Metrics
 from backend.metrics.summary import summarize
 
 router = APIRouter(tags=["admin: metrics"])
 LOOPBACK = {"127.0.0.1", "::1"}
 
 
-@router.get("/api/v1/admin/metrics", responses={c: {"model": ErrorBody} for c in (401, 403, 422)})
+@router.get("/api/v1/admin/metrics", responses=error_responses(401, 403, 422))
 async def admin_metrics(
     _admin: CurrentAdmin,
-    request: Request,
+    metrics: Annotated[Metrics, Depends(provided(Metrics))],
     window: Annotated[int, Query(ge=60, le=24 * 3600, description="Seconds back from now.")] = 900,
-) -> dict:
+) -> dict[str, Any]:
     """QPS, response time percentiles (total and TTFT), cache hit rate, engine load, per bot; from
     the store every app process writes, with vLLM's own prefix-cache counters beside them."""
-    return await summarize(request.app.state.metrics.store, window)
+    return await summarize(metrics.store, window)
 
 
 @router.get("/metrics", include_in_schema=False)
-async def prometheus(request: Request, authorization: Annotated[str | None, Header()] = None) -> Response:
+async def prometheus(
+    request: Request,
+    settings: Annotated[Settings, Depends(provided(Settings))],
+    authorization: Annotated[str | None, Header()] = None,
+) -> Response:
     """Prometheus format: the app's request and reply metrics, and vLLM's own (`vllm:*`).
 
     With PREFIXDESK_METRICS_TOKEN set, scrapers send it as a bearer token; without it, only
     loopback clients may read (a sidecar or a local Prometheus).
     """
-    token = request.app.state.settings.metrics_token
+    token = settings.metrics_token
     if token:
         offered = (authorization or "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(offered, token):

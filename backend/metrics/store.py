@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Protocol
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
 
 from backend.metrics.histogram import BOUNDS_MS, bucket_of
 
@@ -53,12 +53,11 @@ class MetricsStore(Protocol):
     async def buckets(self, step_s: int, start: int, end: int) -> dict[int, dict[str, float]]: ...
     async def gauges(self) -> list[dict[str, float]]: ...
     async def active_conversations(self) -> int: ...
-    async def close(self) -> None: ...
 
 
 class RedisMetricsStore:
-    def __init__(self, url: str, *, key_prefix: str):
-        self._redis = aioredis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+    def __init__(self, redis: Redis, *, key_prefix: str):
+        self._redis = redis  # the process's client, closed by its owner
         self._prefix = f"{key_prefix}metrics:"
 
     def _bucket_key(self, step_s: int, start: int) -> str:
@@ -104,10 +103,7 @@ class RedisMetricsStore:
         return [json.loads(v) for v in values if v]
 
     async def active_conversations(self) -> int:
-        return await self._redis.zcount(f"{self._prefix}active", time.time() - ACTIVE_WINDOW_S, "+inf")
-
-    async def close(self) -> None:
-        await self._redis.aclose()
+        return int(await self._redis.zcount(f"{self._prefix}active", time.time() - ACTIVE_WINDOW_S, "+inf"))
 
 
 class MemoryMetricsStore:
@@ -147,9 +143,6 @@ class MemoryMetricsStore:
     async def active_conversations(self) -> int:
         cutoff = time.time() - ACTIVE_WINDOW_S
         return sum(1 for seen in self._active.values() if seen >= cutoff)
-
-    async def close(self) -> None:
-        pass
 
 
 __all__ = ["BOUNDS_MS", "MemoryMetricsStore", "MetricsStore", "RedisMetricsStore", "Reply"]

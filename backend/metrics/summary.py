@@ -2,6 +2,8 @@
 
 import time
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
 
 from backend.metrics.histogram import BOUNDS_MS, percentile
 from backend.metrics.store import MetricsStore
@@ -13,10 +15,10 @@ def _histogram(bucket: dict[str, float], name: str) -> list[int]:
     return [int(bucket.get(f"{name}:{i}", 0)) for i in range(len(BOUNDS_MS) + 1)]
 
 
-def _figures(bucket: dict[str, float], scope: str, seconds: float) -> dict:
+def _figures(bucket: dict[str, float], scope: str, seconds: float) -> dict[str, Any]:
     replies = bucket.get(f"{scope}:n", 0)
     prompt, cached = bucket.get(f"{scope}:pt", 0), bucket.get(f"{scope}:ct", 0)
-    figures = {
+    figures: dict[str, Any] = {
         "replies": int(replies),
         "errors": int(bucket.get(f"{scope}:err", 0)),
         "qps": round(replies / seconds, 3),
@@ -31,7 +33,7 @@ def _figures(bucket: dict[str, float], scope: str, seconds: float) -> dict:
     return figures
 
 
-def _merge(buckets) -> dict[str, float]:
+def _merge(buckets: Iterable[dict[str, float]]) -> dict[str, float]:
     merged: dict[str, float] = defaultdict(float)
     for bucket in buckets:
         for name, value in bucket.items():
@@ -39,7 +41,7 @@ def _merge(buckets) -> dict[str, float]:
     return merged
 
 
-def _engine(gauges: list[dict[str, float]]) -> dict:
+def _engine(gauges: list[dict[str, float]]) -> dict[str, Any]:
     queries = sum(g.get("prefix_cache_queries", 0) for g in gauges)
     hits = sum(g.get("prefix_cache_hits", 0) for g in gauges)
     usage = [g["kv_cache_usage"] for g in gauges if "kv_cache_usage" in g]
@@ -55,7 +57,7 @@ def _engine(gauges: list[dict[str, float]]) -> dict:
     }
 
 
-async def summarize(store: MetricsStore, window_s: int) -> dict:
+async def summarize(store: MetricsStore, window_s: int) -> dict[str, Any]:
     step = 10 if window_s <= 1800 else 60
     end = int(time.time())
     start = end - window_s

@@ -168,7 +168,7 @@ def _lines_with(text: str, char: str) -> list[int]:
     return [number for number, line in enumerate(text.split("\n"), 1) if char in line]
 
 
-def _lines_matching(text: str, pattern: re.Pattern) -> list[int]:
+def _lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
     return [text.count("\n", 0, match.start()) + 1 for match in pattern.finditer(text)]
 
 

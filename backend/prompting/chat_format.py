@@ -8,6 +8,7 @@ nothing a customer types can become a role or turn marker.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 PLACEHOLDER = "\u2063PREFIXDESK-MESSAGE\u2063"
 
@@ -22,8 +23,11 @@ class Wrapper:
     after: tuple[int, ...]
 
 
+ChatMessage = dict[str, str]
+
+
 class ChatFormat:
-    def __init__(self, tokenizer):
+    def __init__(self, tokenizer: Any):  # a Hugging Face tokenizer with a chat template
         self.tokenizer = tokenizer
         if not getattr(tokenizer, "chat_template", None):
             raise ChatTemplateError("the tokenizer has no chat template")
@@ -45,12 +49,15 @@ class ChatFormat:
             )
         self.stop_token_ids = frozenset(self._stop_ids())
 
-    def _render(self, messages: list[dict], generation_prompt: bool = False) -> str:
-        return self.tokenizer.apply_chat_template(
+    def _render(self, messages: list[ChatMessage], generation_prompt: bool = False) -> str:
+        text: str = self.tokenizer.apply_chat_template(
             messages, tokenize=False, add_generation_prompt=generation_prompt
         )
+        return text
 
-    def _suffix(self, history: list[dict], message: dict | None, generation_prompt=False) -> str:
+    def _suffix(
+        self, history: list[ChatMessage], message: ChatMessage | None, generation_prompt: bool = False
+    ) -> str:
         """What the template appends for `message` after `history`: must be append-only."""
         before = self._render(history) if history else ""
         after = self._render(history + ([message] if message else []), generation_prompt)
@@ -58,7 +65,7 @@ class ChatFormat:
             raise ChatTemplateError("the chat template rewrites earlier turns (not append-only)")
         return after[len(before) :]
 
-    def _wrapper(self, history: list[dict], role: str) -> Wrapper:
+    def _wrapper(self, history: list[ChatMessage], role: str) -> Wrapper:
         piece = self._suffix(history, {"role": role, "content": PLACEHOLDER})
         if piece.count(PLACEHOLDER) != 1:
             raise ChatTemplateError(f"the chat template does not place {role} text once")

@@ -12,8 +12,10 @@ import os
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -29,6 +31,8 @@ from backend.prompting.bots import (
     template_environment,
 )
 from backend.prompting.chat_format import ChatFormat, ChatTemplateError
+from backend.prompting.problems import Problem
+from backend.prompting.template_checks import chat_template_problems
 
 FIXED_FILES = ("system.j2", "policy.md", "bot.toml")
 POLICY_STANDIN = "(policy.md)"  # system.j2 is scanned on its own; policy.md separately
@@ -41,13 +45,6 @@ TYPICAL_QUESTIONS = {
 
 class CheckError(RuntimeError):
     """The check itself could not run (not a problem found in a bot)."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    kind: str  # e.g. "request-variable", "date-time", "unstable-render", "not-append-only"
-    file: str  # "system.j2", "policy.md", "bot.toml", or "chat_template" for the model
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -110,13 +107,16 @@ def check_prompts(prompts_dir: Path, model_dir: Path, block_size: int) -> CheckR
     return CheckResult(reports, [Problem(**problem) for problem in first["model_problems"]])
 
 
-def load_tokenizer(model_dir: Path):
+Rendered = dict[str, Any]  # JSON as one render process prints it
+
+
+def load_tokenizer(model_dir: Path) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(model_dir)
 
 
-def render_bots(prompts_dir: Path, tokenizer) -> dict:
+def render_bots(prompts_dir: Path, tokenizer: Any) -> Rendered:
     """What this process renders, JSON-ready.
 
     The chat template's problems, and per bot its prefix ids, the length of a typical
@@ -124,7 +124,7 @@ def render_bots(prompts_dir: Path, tokenizer) -> dict:
     """
     model_problems = chat_template_problems(tokenizer)
     try:
-        assembler = PromptAssembler(ChatFormat(tokenizer))
+        assembler: PromptAssembler | None = PromptAssembler(ChatFormat(tokenizer))
     except ChatTemplateError as error:
         model_problems.append(Problem("chat-template", "chat_template", str(error)))
         assembler = None
@@ -132,12 +132,12 @@ def render_bots(prompts_dir: Path, tokenizer) -> dict:
     return {"model_problems": [asdict(problem) for problem in model_problems], "bots": bots}
 
 
-def _render_bot(folder: Path, assembler: PromptAssembler | None) -> dict:
+def _render_bot(folder: Path, assembler: PromptAssembler | None) -> Rendered:
     try:
         bot = load_bot(folder)
     except BotDefinitionError as error:
         return {"error": str(error)}
-    rendered = {"texts": render_fixed_texts(folder), "prefix_ids": [], "first_turn_tokens": 0}
+    rendered: Rendered = {"texts": render_fixed_texts(folder), "prefix_ids": [], "first_turn_tokens": 0}
     if assembler is not None:
         question = TYPICAL_QUESTIONS.get(bot.language, TYPICAL_QUESTIONS["en"])
         prefix = list(assembler.bot_prefix(bot).token_ids)
@@ -176,6 +176,7 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
     problems = []
     for name, names in allowed.items():
         try:
+            assert env.loader is not None  # template_environment always sets one
             tree = env.parse(env.loader.get_source(env, name)[0])
         except jinja2.TemplateError:
             continue  # missing or not parsable: loading the bot reports it
@@ -200,7 +201,7 @@ def render_fixed_texts(folder: Path) -> dict[str, str]:
     except (OSError, KeyError, tomllib.TOMLDecodeError):
         return texts
     env = template_environment(folder)
-    renders = {
+    renders: dict[str, Callable[[], str]] = {
         "policy.md": lambda: env.get_template("policy.md").render(**variables),
         "system.j2": lambda: env.get_template("system.j2").render(**variables, policy=POLICY_STANDIN),
     }
@@ -212,7 +213,7 @@ def render_fixed_texts(folder: Path) -> dict[str, str]:
     return texts
 
 
-def _start_render_process(prompts_dir: Path, model_dir: Path, seed: str) -> subprocess.Popen:
+def _start_render_process(prompts_dir: Path, model_dir: Path, seed: str) -> subprocess.Popen[str]:
     package_root = str(Path(backend.__file__).resolve().parent.parent)
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
     return subprocess.Popen(  # noqa: S603 - this interpreter, this module, our own paths
@@ -224,17 +225,18 @@ def _start_render_process(prompts_dir: Path, model_dir: Path, seed: str) -> subp
     )
 
 
-def _collect(process: subprocess.Popen) -> dict:
+def _collect(process: subprocess.Popen[str]) -> Rendered:
     try:
         stdout, stderr = process.communicate(timeout=600)
     except subprocess.TimeoutExpired as error:
         raise CheckError("rendering the bots in a fresh process took over 10 minutes") from error
     if process.returncode != 0:
         raise CheckError(f"rendering the bots in a fresh process failed:\n{stderr[-2000:]}")
-    return json.loads(stdout)
+    rendered: Rendered = json.loads(stdout)
+    return rendered
 
 
-def unstable_render_problems(slug: str, renders: dict[str, dict]) -> list[Problem]:
+def unstable_render_problems(slug: str, renders: dict[str, Rendered]) -> list[Problem]:
     """A bot rendered in processes with different hash seeds must give the same tokens."""
     bots = [(where, render["bots"][slug]) for where, render in renders.items()]
     loaded = [(where, bot) for where, bot in bots if "error" not in bot]
@@ -253,49 +255,6 @@ def unstable_render_problems(slug: str, renders: dict[str, dict]) -> list[Proble
         )
         return [Problem("unstable-render", file, detail)]
     return []
-
-
-def sample_conversation(turns: int) -> list[dict]:
-    """The shape prefixdesk renders: system, greeting, customer context, then turns."""
-    messages = [
-        {"role": "system", "content": "You are a support assistant."},
-        {"role": "assistant", "content": "Hello, how can I help?"},
-        {"role": "system", "content": "Customer: Ada"},
-    ]
-    for turn in range(1, turns + 1):
-        messages.append({"role": "user", "content": f"Question {turn}?"})
-        messages.append({"role": "assistant", "content": f"Answer {turn}."})
-    return messages
-
-
-def chat_template_problems(tokenizer, max_turns: int = 4) -> list[Problem]:
-    """Each render of a growing conversation must start with the render before it."""
-    messages = sample_conversation(max_turns)
-    previous, previous_what = "", "nothing"
-    for count, generation_prompt in _growing_renders(messages):
-        what = f"{count} message{'s' if count > 1 else ''}" + (" + generation prompt" * generation_prompt)
-        try:
-            text = tokenizer.apply_chat_template(
-                messages[:count], tokenize=False, add_generation_prompt=generation_prompt
-            )
-        except Exception as error:  # a template may raise anything, e.g. on role order
-            return [Problem("chat-template", "chat_template", f"cannot render {what}: {error}")]
-        if not text.startswith(previous):
-            detail = f"the render of {what} does not start with the render of {previous_what}"
-            return [Problem("not-append-only", "chat_template", detail)]
-        previous, previous_what = text, what
-    return []
-
-
-def _growing_renders(messages: list[dict]) -> list[tuple[int, bool]]:
-    """(messages, generation prompt?) in the order a conversation grows: before each
-    reply, the prompt the reply is generated after."""
-    steps = []
-    for count in range(1, len(messages) + 1):
-        steps.append((count, False))
-        if count < len(messages) and messages[count]["role"] == "assistant":
-            steps.append((count, True))
-    return steps
 
 
 def _render_process_main(argv: list[str]) -> None:

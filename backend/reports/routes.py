@@ -4,21 +4,22 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 
 from backend.agents.auth import CurrentAgent
+from backend.api.deps import Work
+from backend.api.errors import error_responses
 from backend.api.inputs import StorableText
-from backend.conversations.schemas import ErrorBody
 from backend.errors import InvalidInput
 from backend.reports.service import as_utc, build_report
 
 router = APIRouter(prefix="/api/v1/reports", tags=["agents: reports"])
 
 
-@router.get("", responses={c: {"model": ErrorBody} for c in (401, 403, 422)})
+@router.get("", responses=error_responses(401, 403, 422))
 async def report(
     _agent: CurrentAgent,
-    request: Request,
+    work: Work,
     from_: Annotated[
         datetime | None, Query(alias="from", description="Start (inclusive); default 7 days ago.")
     ] = None,
@@ -34,8 +35,7 @@ async def report(
         raise InvalidInput("'from' and 'to' must lie between the years 1 and 9999 in UTC") from None
     if start >= end:
         raise InvalidInput("'from' must be before 'to'")
-    async with request.app.state.sessions() as db:
-        result = await build_report(db, start, end, bot)
+    result = await build_report(work.db, start, end, bot)
     return {
         **result,
         "total": asdict(result["total"]),

@@ -3,11 +3,13 @@
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from statistics import mean, median
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.conversations.models import Bot, Conversation, ConversationStatus, Message
+from backend.conversations.models import Conversation, ConversationStatus, Message
+from backend.prompting.models import Bot
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -27,11 +29,11 @@ class BotReport:
     messages: dict[str, int] = field(default_factory=dict)
     resolved_by_bot: int = 0
     handed_off: int = 0
-    first_human_response_s: dict = field(default_factory=dict)
-    resolution_s: dict = field(default_factory=dict)
+    first_human_response_s: dict[str, float | None] = field(default_factory=dict)
+    resolution_s: dict[str, float | None] = field(default_factory=dict)
 
 
-async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: str | None) -> dict:
+async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: str | None) -> dict[str, Any]:
     conversations = await db.scalars(
         select(Conversation)
         .join(Bot, Bot.id == Conversation.bot_id)
@@ -51,8 +53,8 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
         .group_by(Bot.slug, Message.role)
     )
     message_counts: dict[str, dict[str, int]] = {}
-    for slug, role, count in counts:
-        message_counts.setdefault(slug, {})[role.value] = count
+    for slug, message_role, count in counts:
+        message_counts.setdefault(slug, {})[message_role.value] = count
     per_bot = {slug: _summarise(rows, message_counts.get(slug, {})) for slug, rows in sorted(by_bot.items())}
     every = [c for rows in by_bot.values() for c in rows]
     total_messages: dict[str, int] = {}
@@ -73,10 +75,12 @@ def _summarise(conversations: list[Conversation], messages: dict[str, int]) -> B
     first_reply = [
         (as_utc(c.first_human_reply_at) - as_utc(c.handed_off_at)).total_seconds()
         for c in handed
-        if c.first_human_reply_at
+        if c.first_human_reply_at and c.handed_off_at
     ]
     resolution = [
-        (as_utc(c.resolved_at) - as_utc(c.handed_off_at)).total_seconds() for c in handed if c.resolved_at
+        (as_utc(c.resolved_at) - as_utc(c.handed_off_at)).total_seconds()
+        for c in handed
+        if c.resolved_at and c.handed_off_at
     ]
     return BotReport(
         conversations=len(conversations),

@@ -2,17 +2,18 @@
 
 from datetime import datetime
 
-from fastapi import APIRouter, Request, status
+from fastapi import APIRouter, status
 from pydantic import BaseModel, Field
 
 from backend.agents.auth import CurrentAdmin
+from backend.api.deps import Work
+from backend.api.errors import error_responses
 from backend.api.inputs import JsonRoute, RowIdPath, StorableText
-from backend.conversations.schemas import ErrorBody
 from backend.events.bus import EVENT_TYPES
 from backend.webhooks import service
 
 router = APIRouter(prefix="/api/v1/webhooks", tags=["admin: webhooks"], route_class=JsonRoute)
-ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 404, 422)}
+ERRORS = error_responses(401, 403, 404, 422)
 
 
 class WebhookIn(BaseModel):
@@ -48,27 +49,21 @@ class DeliveryOut(BaseModel):
 
 
 @router.get("", responses=ERRORS)
-async def list_webhooks(_admin: CurrentAdmin, request: Request) -> list[WebhookOut]:
-    async with request.app.state.sessions() as db:
-        return [WebhookOut.model_validate(w) for w in await service.list_webhooks(db)]
+async def list_webhooks(_admin: CurrentAdmin, work: Work) -> list[WebhookOut]:
+    return [WebhookOut.model_validate(w) for w in await service.list_webhooks(work.db)]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def create_webhook(body: WebhookIn, _admin: CurrentAdmin, request: Request) -> WebhookCreated:
-    async with request.app.state.sessions() as db:
-        webhook = await service.create_webhook(db, url=body.url, events=body.events)
-        await db.commit()
+async def create_webhook(body: WebhookIn, _admin: CurrentAdmin, work: Work) -> WebhookCreated:
+    webhook = await service.create_webhook(work.db, url=body.url, events=body.events)
     return WebhookCreated.model_validate(webhook)
 
 
 @router.delete("/{webhook_id}", status_code=status.HTTP_204_NO_CONTENT, responses=ERRORS)
-async def delete_webhook(webhook_id: RowIdPath, _admin: CurrentAdmin, request: Request) -> None:
-    async with request.app.state.sessions() as db:
-        await service.delete_webhook(db, webhook_id)
-        await db.commit()
+async def delete_webhook(webhook_id: RowIdPath, _admin: CurrentAdmin, work: Work) -> None:
+    await service.delete_webhook(work.db, webhook_id)
 
 
 @router.get("/{webhook_id}/deliveries", responses=ERRORS)
-async def list_deliveries(webhook_id: RowIdPath, _admin: CurrentAdmin, request: Request) -> list[DeliveryOut]:
-    async with request.app.state.sessions() as db:
-        return [DeliveryOut.model_validate(d) for d in await service.list_deliveries(db, webhook_id)]
+async def list_deliveries(webhook_id: RowIdPath, _admin: CurrentAdmin, work: Work) -> list[DeliveryOut]:
+    return [DeliveryOut.model_validate(d) for d in await service.list_deliveries(work.db, webhook_id)]

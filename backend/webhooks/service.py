@@ -1,4 +1,4 @@
-"""Webhook subscriptions, the outbox rows written with each change, and signatures."""
+"""Webhook subscriptions (admin) and the signature every delivery carries."""
 
 import hashlib
 import hmac
@@ -8,10 +8,9 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.db import utcnow
 from backend.errors import InvalidInput, NotFound
-from backend.events.bus import EVENT_TYPES, Event
-from backend.webhooks.models import Webhook, WebhookDelivery
+from backend.events.bus import EVENT_TYPES
+from backend.outbox.models import Webhook, WebhookDelivery
 
 SIGNATURE_HEADER = "X-Prefixdesk-Signature"
 TIMESTAMP_HEADER = "X-Prefixdesk-Timestamp"
@@ -58,35 +57,3 @@ async def list_deliveries(db: AsyncSession, webhook_id: int) -> list[WebhookDeli
             .order_by(WebhookDelivery.id)
         )
     )
-
-
-async def commit_with_deliveries(db: AsyncSession, events: list[Event]) -> None:
-    """Commit the caller's change with the outbox rows of its events: a delivery exists exactly
-    if its change does. Publish the events on the bus after this returns."""
-    await _stage_deliveries(db, events)
-    await db.commit()
-
-
-async def _stage_deliveries(db: AsyncSession, events: list[Event]) -> None:
-    if not events:
-        return
-    hooks = list(await db.scalars(select(Webhook).where(Webhook.active.is_(True))))
-    now = utcnow()
-    for event in events:
-        for hook in hooks:
-            if not hook.events or event.type in hook.events:
-                db.add(
-                    WebhookDelivery(
-                        webhook_id=hook.id,
-                        event_id=event.id,
-                        event_type=event.type,
-                        payload={
-                            "id": event.id,
-                            "type": event.type,
-                            "created_at": event.created_at,
-                            "conversation_id": event.conversation_id,
-                            "data": event.data,
-                        },
-                        next_attempt_at=now,
-                    )
-                )

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from backend.db import utcnow
-from backend.webhooks.models import DeliveryStatus, Webhook, WebhookDelivery
+from backend.outbox.models import DeliveryStatus, Webhook, WebhookDelivery
 from backend.webhooks.service import SIGNATURE_HEADER, TIMESTAMP_HEADER, backoff, sign
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,8 @@ class WebhookWorker:
             )
             for delivery in due:
                 webhook = await db.get(Webhook, delivery.webhook_id)
-                await self._attempt(webhook, delivery)
+                if webhook is not None:  # a deleted webhook's deliveries go with it (cascade)
+                    await self._attempt(webhook, delivery)
             await db.commit()
         return len(due)
 

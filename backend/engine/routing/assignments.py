@@ -6,9 +6,10 @@ move with compare-and-set (only from the replica the mover saw).
 """
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
-import redis.asyncio as aioredis
+from redis.asyncio import Redis
 
 # Set `new` if the key is missing or still holds `old`; answer what the key holds after.
 _MOVE = """
@@ -33,13 +34,11 @@ class Assignments(Protocol):
         """Reassign `key` from `old` to `new` unless someone moved it first; the assignment that holds."""
         ...
 
-    async def close(self) -> None: ...
-
 
 class MemoryAssignments:
     """One process only (no Redis): the same contract, in a dict with expiry."""
 
-    def __init__(self, ttl_s: float, clock=time.monotonic):
+    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic):
         self._ttl_s = ttl_s
         self._clock = clock
         self._entries: dict[str, tuple[str, float]] = {}
@@ -66,19 +65,16 @@ class MemoryAssignments:
         self._entries[key] = (replica, self._clock() + self._ttl_s)
         return replica
 
-    async def close(self) -> None:
-        pass
-
 
 class RedisAssignments:
-    def __init__(self, url: str, *, key_prefix: str, ttl_s: int):
-        self._redis = aioredis.Redis.from_url(url, decode_responses=True, socket_timeout=5)
+    def __init__(self, redis: Redis, *, key_prefix: str, ttl_s: int):
+        self._redis = redis  # the process's client, closed by its owner
         self._prefix = f"{key_prefix}route:"
         self._ttl_s = int(ttl_s)
         self._move = self._redis.register_script(_MOVE)
 
     async def get(self, key: str) -> str | None:
-        return await self._redis.getex(self._prefix + key, ex=self._ttl_s)
+        return _text(await self._redis.getex(self._prefix + key, ex=self._ttl_s))
 
     async def claim(self, key: str, replica: str) -> str:
         if await self._redis.set(self._prefix + key, replica, nx=True, ex=self._ttl_s):
@@ -86,7 +82,9 @@ class RedisAssignments:
         return await self.get(key) or replica
 
     async def move(self, key: str, old: str | None, new: str) -> str:
-        return await self._move(keys=[self._prefix + key], args=[old or "", new, self._ttl_s])
+        moved = await self._move(keys=[self._prefix + key], args=[old or "", new, self._ttl_s])
+        return _text(moved) or new
 
-    async def close(self) -> None:
-        await self._redis.aclose()
+
+def _text(value: bytes | str | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value

@@ -14,11 +14,11 @@ import contextlib
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
+from backend.engine.interface import EngineUnavailable, GenerationResult, TokenDelta
 from backend.engine.remote import Replica, ReplicaUnavailable
 from backend.engine.routing.router import Router, least_loaded
-from backend.engine.vllm_engine import EngineUnavailable, GenerationResult, TokenDelta
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class ReplicaPool:
         self._reported: dict[str, int] = {}  # each replica's own count, from its /metrics
         self._warm: dict[str, set[str | None]] = defaultdict(set)  # cache salts warm per replica
         self._prefixes: dict[str | None, list[int]] = {}  # the latest prefix warmed per salt
-        self._health_task: asyncio.Task | None = None
+        self._health_task: asyncio.Task[None] | None = None
         self._closed = False
 
     # -- life cycle ---------------------------------------------------------------------
@@ -118,7 +118,6 @@ class ReplicaPool:
             loop = asyncio.get_running_loop()
             for replica in self.replicas.values():
                 loop.create_task(replica.aclose())
-            loop.create_task(self.router.assignments.close())
 
     # -- requests -------------------------------------------------------------------------
 
@@ -138,11 +137,11 @@ class ReplicaPool:
         request_id: str | None = None,
         cache_salt: str | None = None,
         affinity_key: str | None = None,
-    ) -> AsyncIterator[TokenDelta | GenerationResult]:
+    ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
         if self.is_dead:
             raise EngineUnavailable("no model replica is available")
         first: str | None = None
-        others: list[asyncio.Task] = []
+        others: list[asyncio.Task[None]] = []
         if affinity_key is None:
             # A bot prefix: every replica should hold it, so any conversation can hit it anywhere.
             self._prefixes[cache_salt] = list(prompt_ids)
@@ -182,7 +181,15 @@ class ReplicaPool:
         warm = [url for url in routable if salt in self._warm[url]]
         return await self.router.choose(key, routable, self.loads(), warm)
 
-    async def _run(self, url, prompt_ids, max_tokens, request_id, cache_salt, session=None):
+    async def _run(
+        self,
+        url: str,
+        prompt_ids: Sequence[int],
+        max_tokens: int,
+        request_id: str | None,
+        cache_salt: str | None,
+        session: str | None = None,
+    ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
         self._inflight[url] += 1
         try:
             replica = self.replicas[url]
@@ -202,11 +209,20 @@ class ReplicaPool:
         finally:
             self._inflight[url] -= 1
 
-    async def _drain(self, replica: Replica, prompt_ids, max_tokens, request_id, cache_salt) -> None:
+    async def _drain(
+        self,
+        replica: Replica,
+        prompt_ids: Sequence[int],
+        max_tokens: int,
+        request_id: str,
+        cache_salt: str | None,
+    ) -> None:
         async for _ in self._run(replica.url, prompt_ids, max_tokens, request_id, cache_salt):
             pass
 
-    async def _warm_quietly(self, url, prompt_ids, max_tokens, cache_salt) -> None:
+    async def _warm_quietly(
+        self, url: str, prompt_ids: Sequence[int], max_tokens: int, cache_salt: str | None
+    ) -> None:
         try:
             await self._drain(
                 self.replicas[url], prompt_ids, max_tokens, f"warm-{uuid.uuid4().hex}", cache_salt

@@ -70,7 +70,7 @@ class Router:
         self, key: str, replicas: Sequence[str], loads: Mapping[str, float], warm: Sequence[str]
     ) -> str:
         current = await self.assignments.get(key)
-        if current in replicas:
+        if current is not None and current in replicas:
             if not self.balance.overloaded(current, loads, replicas):
                 return current
             target = least_loaded(replicas, loads)

@@ -1,18 +1,22 @@
 """Bots and their prompt versions (admin), and reloading prompts/ without a restart."""
 
 from datetime import datetime
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel
-from sqlalchemy import func, select
 
+from backend.admin.reloads import PromptReloads
 from backend.agents.auth import CurrentAdmin
-from backend.conversations.models import Bot, Conversation, PromptVersion
-from backend.conversations.schemas import ErrorBody
-from backend.events.bus import PROMPTS_RELOADED, Event, publish_all
+from backend.api.deps import Work, provided
+from backend.api.errors import error_responses
+from backend.conversations.repository import conversations_per_prompt_version
+from backend.prompting import repository as prompts
+from backend.prompting.registry import BotRegistry
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin: prompts"])
-ERRORS = {code: {"model": ErrorBody} for code in (401, 403, 422)}
+ERRORS = error_responses(401, 403, 422)
+Bots = Annotated[BotRegistry, Depends(provided(BotRegistry))]
 
 
 class VersionOut(BaseModel):
@@ -32,21 +36,10 @@ class BotOut(BaseModel):
 
 
 @router.get("/bots", responses=ERRORS)
-async def list_bots(_admin: CurrentAdmin, request: Request) -> list[BotOut]:
+async def list_bots(_admin: CurrentAdmin, live: Bots, work: Work) -> list[BotOut]:
     """Every bot with its prompt versions, the one new conversations get marked current."""
-    live = request.app.state.chat.bots
-    async with request.app.state.sessions() as db:
-        counts = dict(
-            (
-                await db.execute(
-                    select(Conversation.prompt_version_id, func.count()).group_by(
-                        Conversation.prompt_version_id
-                    )
-                )
-            ).all()
-        )
-        bots = list(await db.scalars(select(Bot).order_by(Bot.slug)))
-        versions = list(await db.scalars(select(PromptVersion).order_by(PromptVersion.id)))
+    counts = await conversations_per_prompt_version(work.db)
+    versions = await prompts.list_versions(work.db)
     return [
         BotOut(
             slug=bot.slug,
@@ -65,15 +58,14 @@ async def list_bots(_admin: CurrentAdmin, request: Request) -> list[BotOut]:
                 if v.bot_id == bot.id
             ],
         )
-        for bot in bots
+        for bot in await prompts.list_bots(work.db)
     ]
 
 
 @router.post("/prompts/reload", responses=ERRORS)
-async def reload_prompts(_admin: CurrentAdmin, request: Request) -> dict:
+async def reload_prompts(
+    _admin: CurrentAdmin, reloads: Annotated[PromptReloads, Depends(provided(PromptReloads))], work: Work
+) -> dict[str, Any]:
     """Read prompts/ again in every app process. Changed prefixes are warmed before they take
     traffic; running conversations keep the version they started with."""
-    chat = request.app.state.chat
-    bots = await chat.reload_bots()
-    await publish_all(chat.events, [Event(PROMPTS_RELOADED, "", {"origin": chat.instance_id})])
-    return {"bots": bots}
+    return {"bots": await reloads.reload(work)}

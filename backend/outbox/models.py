@@ -1,7 +1,8 @@
-"""Outgoing webhooks and their deliveries (an outbox: written with the change, sent after)."""
+"""Webhook subscriptions and their deliveries: an outbox, written with the change, sent after."""
 
 import enum
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -33,7 +34,7 @@ class WebhookDelivery(Base):
     webhook_id: Mapped[int] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"), index=True)
     event_id: Mapped[str] = mapped_column(String(36))
     event_type: Mapped[str] = mapped_column(String(64))
-    payload: Mapped[dict] = mapped_column(JSON)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     status: Mapped[DeliveryStatus] = mapped_column(
         string_enum(DeliveryStatus, "delivery_status"), default=DeliveryStatus.PENDING, index=True
     )

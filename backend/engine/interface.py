@@ -1,0 +1,127 @@
+"""What the app asks of an engine, whichever one runs it (embedded vLLM or remote replicas).
+
+An engine streams `TokenDelta`s and ends every stream with one `GenerationResult`; both are
+frozen. Nothing here imports vLLM.
+"""
+
+import time
+import uuid
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class EngineUnavailable(RuntimeError):
+    """The engine is not started, still loading, or has died."""
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    """New text and the token ids that produced it."""
+
+    text: str
+    token_ids: list[int]
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """The whole reply and what it cost; the last item of every stream."""
+
+    text: str
+    token_ids: list[int]
+    finish_reason: str  # "stop" (end-of-turn token), "length" (max_tokens) or "interrupted"
+    prompt_tokens: int
+    cached_tokens: int
+    ttft_s: float
+    total_s: float
+
+
+class Engine(Protocol):
+    block_size: int
+    max_model_len: int
+
+    def stream(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_tokens: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
+        """Closing the stream early aborts the request. Requests share cached blocks only with
+        requests of the same `cache_salt`.
+
+        `affinity_key` names the conversation: an engine made of several replicas sends all
+        requests with the same key to the replica that holds its cache (None: no preference).
+        """
+        ...
+
+    @property
+    def is_dead(self) -> bool:
+        """True once the engine can serve no more requests until it is started again."""
+        ...
+
+    def shutdown(self) -> None: ...
+
+
+@dataclass
+class StreamAccumulator:
+    """Collects a streamed reply into its `GenerationResult`, timed from its creation."""
+
+    prompt_tokens: int
+    clock: Callable[[], float] = time.perf_counter
+    cached_tokens: int = 0
+    finish_reason: str = "stop"
+    started: float = field(init=False)
+    first_token_at: float | None = field(init=False, default=None)
+    text_parts: list[str] = field(init=False, default_factory=list)
+    token_ids: list[int] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def add(self, text: str, token_ids: Sequence[int]) -> TokenDelta | None:
+        """Records new output; the delta to pass on, or None when there is nothing new."""
+        if token_ids and self.first_token_at is None:
+            self.first_token_at = self.clock()
+        if not text and not token_ids:
+            return None
+        self.text_parts.append(text)
+        self.token_ids.extend(token_ids)
+        return TokenDelta(text, list(token_ids))
+
+    def result(self) -> GenerationResult:
+        finished = self.clock()
+        return GenerationResult(
+            text="".join(self.text_parts),
+            token_ids=list(self.token_ids),
+            finish_reason=self.finish_reason,
+            prompt_tokens=self.prompt_tokens,
+            cached_tokens=self.cached_tokens,
+            ttft_s=(self.first_token_at or finished) - self.started,
+            total_s=finished - self.started,
+        )
+
+    def interrupted(self) -> GenerationResult:
+        """What was said before the reply was stopped; its timings mean nothing, so none are given."""
+        return GenerationResult(
+            "".join(self.text_parts), list(self.token_ids), "interrupted", self.prompt_tokens, 0, 0.0, 0.0
+        )
+
+
+async def warm(
+    engine: Engine,
+    token_ids: Sequence[int],
+    label: str,
+    *,
+    cache_salt: str | None,
+    affinity_key: str | None = None,
+) -> None:
+    """Run `token_ids` once (one output token) so their full blocks are in the prefix cache."""
+    request_id = f"{label}-{uuid.uuid4().hex}"
+    stream = engine.stream(
+        token_ids, max_tokens=1, request_id=request_id, cache_salt=cache_salt, affinity_key=affinity_key
+    )
+    async for _ in stream:
+        pass

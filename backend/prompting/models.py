@@ -1,0 +1,33 @@
+"""What is stored of bots: each bot, and every version of its fixed prefix that served traffic."""
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from backend.db import Base, utcnow
+
+
+class Bot(Base):
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    language: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PromptVersion(Base):
+    """A bot's fixed prefix exactly as the model saw it; conversations keep theirs."""
+
+    __tablename__ = "prompt_versions"
+    __table_args__ = (UniqueConstraint("bot_id", "digest"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id", ondelete="CASCADE"))
+    digest: Mapped[str] = mapped_column(String(64))
+    system_prompt: Mapped[str] = mapped_column(Text)
+    greeting: Mapped[str] = mapped_column(Text)
+    prefix_token_ids: Mapped[list[int]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

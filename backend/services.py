@@ -1,0 +1,222 @@
+"""The app's long-lived parts, built from settings and wired together; started and closed as one.
+
+This is the one place that knows every part: routes ask for the parts they use by type
+(`api.deps.provided`), and every part is handed only the collaborators it uses.
+"""
+
+import asyncio
+import contextlib
+import logging
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from backend.admin.reloads import PromptReloads
+from backend.api.deps import Provided
+from backend.api.rate_limits import MemoryRateLimiter, RateLimiter, RateLimits, RedisRateLimiter
+from backend.config import Settings
+from backend.conversations.claims import ReplySlots, ReplyStops, TurnClaims, TurnLocks
+from backend.conversations.context import ConversationContext
+from backend.conversations.customers import CustomerConversations
+from backend.conversations.decisions import HandOverOnRequest, count_unanswered, wait_for_agent
+from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
+from backend.conversations.turn import ChatTurns, TurnLimits
+from backend.db import create_db_engine, create_session_factory
+from backend.engine.factory import start_engine
+from backend.engine.interface import Engine
+from backend.engine.live import LiveEngine
+from backend.engine.model_store import resolve_model_dir
+from backend.engine.supervisor import EngineSupervisor
+from backend.events.bus import PROMPTS_RELOADED, STATUS_CHANGED, EventBus, MemoryEventBus, RedisEventBus
+from backend.events.listener import EventListener
+from backend.inbox.service import InboxService
+from backend.metrics.recorder import Metrics
+from backend.metrics.store import MemoryMetricsStore, MetricsStore, RedisMetricsStore
+from backend.prompting.assembler import PromptAssembler
+from backend.prompting.chat_format import ChatFormat
+from backend.prompting.registry import BotRegistry
+from backend.redis_client import create_redis
+from backend.unit_of_work import UnitOfWork, unit_of_work
+from backend.webhooks.worker import WebhookWorker
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db_engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    redis: Redis | None  # one client per process, shared by every store below
+    bus: EventBus
+    listener: EventListener
+    metrics: Metrics
+    limits: RateLimits
+    assembler: PromptAssembler
+    bots: BotRegistry
+    engine: LiveEngine
+    supervisor: EngineSupervisor
+    context: ConversationContext
+    claims: TurnClaims
+    turns: ChatTurns
+    customers: CustomerConversations
+    inbox: InboxService
+    reloads: PromptReloads
+    webhooks: WebhookWorker
+    background: list[asyncio.Task[None]] = field(default_factory=list)
+
+    def new_work(self) -> AbstractAsyncContextManager[UnitOfWork]:
+        return unit_of_work(self.sessions, self.bus)
+
+    def provided(self) -> Provided:
+        """What routes may ask for, by type."""
+        registry = Provided()
+        for kind, instance in (
+            (Settings, self.settings),
+            (async_sessionmaker, self.sessions),
+            (EventBus, self.bus),
+            (Metrics, self.metrics),
+            (RateLimits, self.limits),
+            (BotRegistry, self.bots),
+            (LiveEngine, self.engine),
+            (EngineSupervisor, self.supervisor),
+            (ChatTurns, self.turns),
+            (CustomerConversations, self.customers),
+            (InboxService, self.inbox),
+            (PromptReloads, self.reloads),
+        ):
+            registry.add(kind, instance)
+        return registry
+
+    async def start(self) -> None:
+        """Record the bots' versions, then load and warm the engine in the background:
+        `/healthz` answers meanwhile and `/readyz` says when turns are taken."""
+        async with self.new_work() as work:
+            await self.bots.start(work)
+        self.background = [
+            asyncio.create_task(self.supervisor.run()),
+            asyncio.create_task(self.webhooks.run()),
+            asyncio.create_task(self.listener.run()),
+            asyncio.create_task(self.metrics.sample_engine(lambda: self.engine.current)),
+        ]
+
+    async def close(self) -> None:
+        for task in self.background:
+            task.cancel()
+        for task in self.background:
+            with contextlib.suppress(BaseException):
+                await task
+        await self.turns.drain()
+        self.supervisor.shutdown()
+        await self.webhooks.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+        await self.db_engine.dispose()
+
+
+def load_tokenizer(model_dir: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_dir)
+
+
+async def build_services(settings: Settings, *, engine: Engine | None = None) -> Services:
+    """Every part, from settings. Pass `engine` to serve on one already started (tests, benchmarks)."""
+    db_engine = create_db_engine(settings.database_url)
+    sessions = create_session_factory(db_engine)
+    redis = create_redis(settings.redis_url) if settings.redis_url else None
+    prefix = settings.redis_key_prefix
+    bus: EventBus = RedisEventBus(redis, channel=f"{prefix}events") if redis else MemoryEventBus()
+    store: SessionStore = (
+        RedisSessionStore(redis, ttl_s=settings.session_ttl_seconds, key_prefix=prefix)
+        if redis
+        else MemorySessionStore(settings.session_ttl_seconds)
+    )
+    metrics_store: MetricsStore = (
+        RedisMetricsStore(redis, key_prefix=prefix) if redis else MemoryMetricsStore()
+    )
+    limiter: RateLimiter = RedisRateLimiter(redis, key_prefix=prefix) if redis else MemoryRateLimiter()
+    new_work = partial(unit_of_work, sessions, bus)
+
+    model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+    tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
+    assembler = PromptAssembler(ChatFormat(tokenizer))
+    bots = BotRegistry(prompts_dir=settings.prompts_dir, secret_key=settings.secret_key, assembler=assembler)
+    live = LiveEngine()
+    metrics = Metrics(metrics_store)
+    context = ConversationContext(store, bots.prefix_of_version)
+    locks = TurnLocks(store, ttl_s=settings.turn_lock_ttl_s)
+    claims = TurnClaims(ReplySlots(settings.max_pending_replies), locks, ReplyStops())
+    turns = ChatTurns(
+        limits=TurnLimits.of(settings),
+        engine=live,
+        bots=bots,
+        context=context,
+        assembler=assembler,
+        claims=claims,
+        decisions=[wait_for_agent, HandOverOnRequest(assembler)],
+        reply_checks=[count_unanswered],
+        metrics=metrics,
+        new_work=new_work,
+    )
+
+    async def attach(started: Engine) -> None:
+        if settings.warmup_on_start:  # so that the first customer of each bot already hits
+            await bots.warm(started)
+        live.attach(started)
+        logger.info("ready: %d bots warmed", len(bots))
+
+    async def given() -> Engine:
+        assert engine is not None
+        return engine
+
+    supervisor = EngineSupervisor(
+        start=given if engine is not None else partial(start_engine, settings, model_dir, redis),
+        attach=attach,
+        detach=live.detach,
+        owns_engine=engine is None,
+    )
+    reloads = PromptReloads(bots, live, new_work)
+    listener = EventListener(bus)
+    listener.on(STATUS_CHANGED, turns.stop_reply_on_handoff)
+    listener.on(PROMPTS_RELOADED, reloads.follow)
+    return Services(
+        settings=settings,
+        db_engine=db_engine,
+        sessions=sessions,
+        redis=redis,
+        bus=bus,
+        listener=listener,
+        metrics=metrics,
+        limits=RateLimits(limiter, settings),
+        assembler=assembler,
+        bots=bots,
+        engine=live,
+        supervisor=supervisor,
+        context=context,
+        claims=claims,
+        turns=turns,
+        customers=CustomerConversations(bots=bots, assembler=assembler, max_model_len=settings.max_model_len),
+        inbox=InboxService(
+            locks=locks,
+            context=context,
+            assembler=assembler,
+            engine=live,
+            bots=bots,
+            metrics=metrics,
+            max_message_chars=settings.max_message_chars,
+            max_model_len=settings.max_model_len,
+        ),
+        reloads=reloads,
+        webhooks=WebhookWorker(
+            sessions,
+            max_attempts=settings.webhook_max_attempts,
+            backoff_base_s=settings.webhook_backoff_base_s,
+            poll_interval_s=settings.webhook_poll_interval_s,
+        ),
+    )
