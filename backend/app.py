@@ -15,7 +15,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.exceptions import HTTPException
 
 from backend.agents import routes as agents
-from backend.api import health, pages
+from backend.api import health, pages, widget_script
 from backend.api.limits import BodySizeLimit
 from backend.api.rate_limits import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from backend.api.security import SecurityHeaders
@@ -176,6 +176,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             allow_methods=["GET", "POST"],
             allow_headers=["authorization", "content-type"],
         )
+    app.include_router(widget_script.router)  # before the mount, which would shadow it
     app.mount("/static", pages.static_files(), name="static")
     for module in (
         health,
