@@ -11,7 +11,7 @@ const RETRY_MAX_MS = 30000;
 const HEALTHY_STREAM_MS = 10000;
 
 // Resolves after `ms`, or at once when `signal` aborts.
-export const sleep = (ms, signal) =>
+const sleep = (ms, signal) =>
   new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener("abort", () => {
