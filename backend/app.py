@@ -8,7 +8,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from backend.admin import routes as admin
 from backend.agents import routes as agents
-from backend.api import health, pages
+from backend.api import health, pages, widget_script
 from backend.api.errors import install_error_handlers
 from backend.api.limits import BodySizeLimit
 from backend.api.security import SecurityHeaders
@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
             allow_methods=["GET", "POST"],
             allow_headers=["authorization", "content-type"],
         )
+    app.include_router(widget_script.router)  # before the mount, which would shadow it
     app.mount("/static", pages.static_files(), name="static")
     for router in (
         health.router,

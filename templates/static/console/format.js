@@ -1,0 +1,64 @@
+/* How the console writes times, names, durations and statuses. */
+
+import { el } from "../shared/dom.js";
+import { STATUS_LABELS, state } from "./state.js";
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dateAndClock = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const full = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "medium" });
+
+// "just now", "5 minutes ago", "yesterday"…
+export function timeAgo(iso) {
+  const seconds = (new Date(iso).getTime() - Date.now()) / 1000;
+  const steps = [
+    [60, "second"],
+    [60, "minute"],
+    [24, "hour"],
+    [7, "day"],
+    [4.35, "week"],
+    [12, "month"],
+    [Infinity, "year"],
+  ];
+  let value = seconds;
+  for (const [size, unit] of steps) {
+    if (Math.abs(value) < size) {
+      return unit === "second" && Math.abs(value) < 45 ? "just now" : relative.format(Math.round(value), unit);
+    }
+    value /= size;
+  }
+  return "";
+}
+
+// A <time> showing `format(date, iso)`, with the full date and time as its tooltip.
+export function timeNode(iso, format) {
+  const date = new Date(iso);
+  return el("time", { datetime: iso, title: full.format(date) }, format(date, iso));
+}
+
+// The clock time today, the date and time on other days.
+export function shortTime(date) {
+  const today = new Date().toDateString() === date.toDateString();
+  return today ? clock.format(date) : dateAndClock.format(date);
+}
+
+export const shortId = (id) => String(id).slice(0, 8);
+
+export function agentName(id) {
+  if (id === null || id === undefined) return "nobody";
+  if (state.me && id === state.me.id) return `${state.me.name} (you)`;
+  return state.agentNames.get(id) || `agent #${id}`;
+}
+
+export function milliseconds(value) {
+  return `${Number(value).toFixed(1)} ms`;
+}
+
+export function cachedShare(cached, prompt) {
+  const percent = prompt > 0 ? Math.round((100 * cached) / prompt) : 0;
+  return `${cached}/${prompt} cached (${percent}%)`;
+}
+
+export function statusBadge(status) {
+  return el("span", { class: `badge status-${status}`, dataset: { status } }, STATUS_LABELS[status] || status);
+}

@@ -1,0 +1,129 @@
+/* Signing in and out, and the signed-in calls to the agents' API. */
+
+import { ApiError, request } from "../shared/api.js";
+import { $, showError } from "../shared/dom.js";
+import { loadCanned } from "./canned.js";
+import { openFromLocation } from "./conversation.js";
+import { loadInbox, renderInbox } from "./inbox.js";
+import { startEvents, stopEvents } from "./live.js";
+import { TOKEN_KEY, state } from "./state.js";
+import { renderTranscript } from "./transcript.js";
+
+// Signed-in calls: a 401 means the token was revoked meanwhile, so the session ends.
+export async function api(path, options = {}) {
+  try {
+    return await request(path, { token: state.token, ...options });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401 && state.token) {
+      signOut(`Signed out: ${error.detail}`);
+    }
+    throw error;
+  }
+}
+
+export const conversationPath = (id, suffix = "") => `/api/v1/conversations/${encodeURIComponent(id)}${suffix}`;
+
+async function signIn(token, { restoring = false } = {}) {
+  const me = await request("/api/v1/me", { token });
+  state.token = token;
+  state.me = me;
+  sessionStorage.setItem(TOKEN_KEY, token);
+  $("agent-name").textContent = me.name;
+  $("agent-role").textContent = me.role;
+  $("session").hidden = false;
+  $("sign-in-view").hidden = true;
+  $("app-view").hidden = false;
+  showError("sign-in-error", "");
+  $("token-input").value = "";
+  if (me.role === "admin") loadAgentNames();
+  loadCanned();
+  startEvents();
+  await loadInbox();
+  openFromLocation();
+  if (!restoring) $("filter-status").focus();
+}
+
+export function signOut(message) {
+  stopEvents();
+  sessionStorage.removeItem(TOKEN_KEY);
+  Object.assign(state, {
+    token: null,
+    me: null,
+    items: [],
+    total: 0,
+    page: 1,
+    selectedId: null,
+    transcript: null,
+    canned: [],
+  });
+  state.agentNames.clear();
+  state.wantsPerson.clear();
+  state.replyDrafts.clear();
+  state.noteDrafts.clear();
+  state.transcriptNodes.clear();
+  state.seenMessageIds = null;
+  $("conversation-list").replaceChildren();
+  $("transcript").replaceChildren();
+  $("reply-input").value = "";
+  $("note-input").value = "";
+  $("conversation-view").hidden = true;
+  $("no-selection").hidden = false;
+  $("session").hidden = true;
+  $("app-view").hidden = true;
+  $("sign-in-view").hidden = false;
+  if ($("canned-dialog").open) $("canned-dialog").close();
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  document.title = "prefixdesk console";
+  showError("sign-in-error", message || "");
+  $("token-input").focus();
+}
+
+async function loadAgentNames() {
+  try {
+    for (const agent of await api("/api/v1/agents")) state.agentNames.set(agent.id, agent.name);
+    renderInbox();
+    if (state.transcript) renderTranscript(state.transcript);
+  } catch {
+    // Names are a nicety: ids are shown instead.
+  }
+}
+
+export function bindSession() {
+  $("sign-in-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const token = $("token-input").value.trim();
+    if (!token) {
+      showError("sign-in-error", "Enter your API token.");
+      return;
+    }
+    // A header cannot carry other characters; fetch would fail as if the server were down.
+    if (!/^[\x21-\x7e]+$/.test(token)) {
+      showError("sign-in-error", "An API token is one word of plain letters, digits and punctuation.");
+      return;
+    }
+    const button = event.submitter || $("sign-in-form").querySelector("button");
+    button.disabled = true;
+    try {
+      await signIn(token);
+    } catch (error) {
+      showError("sign-in-error", error.detail || String(error));
+      $("token-input").select();
+    } finally {
+      button.disabled = false;
+    }
+  });
+  $("sign-out").addEventListener("click", () => signOut("Signed out."));
+}
+
+// Signs in again with the token this tab kept, if any.
+export function restoreSession() {
+  const saved = sessionStorage.getItem(TOKEN_KEY);
+  if (saved) {
+    signIn(saved, { restoring: true }).catch((error) => {
+      sessionStorage.removeItem(TOKEN_KEY);
+      showError("sign-in-error", error.detail || String(error));
+    });
+  } else {
+    $("token-input").focus();
+  }
+}

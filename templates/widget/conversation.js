@@ -1,0 +1,105 @@
+  // conversation.js: starting a conversation, or restoring the saved one with its history.
+
+  function ensureConversation() {
+    if (!state.starting) {
+      const saved = storage.load();
+      state.starting = (saved ? restore(saved) : startNew()).catch((error) => {
+        state.starting = null; // the next attempt starts over
+        throw error;
+      });
+    }
+    return state.starting;
+  }
+
+  async function startNew() {
+    const typing = showTyping();
+    try {
+      const started = await requestJson(api, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ bot }),
+      });
+      state.conversation = { conversation_id: started.conversation_id, customer_token: started.customer_token };
+      storage.save({ ...state.conversation, greeting: started.greeting });
+      typing.remove();
+      addMessage("assistant", started.greeting);
+      applyStatus("bot", null, { quiet: true });
+      listen();
+    } catch (error) {
+      typing.remove();
+      showStartError(error);
+      throw error;
+    }
+  }
+
+  async function restore(saved) {
+    state.conversation = saved;
+    let history;
+    try {
+      history = await requestJson(conversationUrl("/messages"), { headers: authHeaders() });
+    } catch (error) {
+      if (error instanceof HttpError && [401, 403, 404].includes(error.status)) {
+        // Deleted, or the token no longer opens it: a fresh conversation instead.
+        storage.clear();
+        state.conversation = null;
+        return startNew();
+      }
+      state.conversation = null;
+      showStartError(error);
+      throw error;
+    }
+    renderHistory(history);
+    listen();
+  }
+
+  function showStartError(error) {
+    const detail = error instanceof HttpError ? error.message : T.offline;
+    addError(`${T.startFailed} ${detail}`, {
+      label: T.retry,
+      run: (event) => {
+        event.currentTarget.closest(".error").remove();
+        ensureConversation().catch(() => {});
+      },
+    });
+  }
+
+  function renderHistory(history) {
+    log.textContent = "";
+    state.shownMessageIds.clear();
+    addMessage("assistant", history.greeting);
+    let stillWriting = false;
+    for (const message of history.messages) {
+      if (message.role === "assistant" && message.status === "generating") {
+        stillWriting = true;
+      } else if (message.role === "assistant" && message.status === "failed") {
+        append(el("p", { className: "failed", text: T.replyFailed }));
+      } else if (message.role === "user" || message.status === "complete" || tidy(message.text)) {
+        addMessage(message.role, message.text, { id: message.id });
+      }
+    }
+    applyStatus(history.status, undefined, { quiet: true });
+    if (history.status === "open") addNotice(T.withTeamEarlier);
+    log.scrollTop = log.scrollHeight;
+    if (stillWriting) awaitReplyInProgress();
+  }
+
+  // Reloaded while a reply was being written: it is stored when done, so look again shortly.
+  async function awaitReplyInProgress() {
+    setBusy(true);
+    const typing = showTyping();
+    try {
+      for (let attempt = 0; attempt < 40; attempt++) {
+        await sleep(1500);
+        const history = await requestJson(conversationUrl("/messages"), { headers: authHeaders() });
+        if (!history.messages.some((m) => m.status === "generating")) {
+          renderHistory(history);
+          return;
+        }
+      }
+    } catch {
+      /* the customer can still reload */
+    } finally {
+      typing.remove();
+      setBusy(false);
+    }
+  }

@@ -1,0 +1,112 @@
+  // render.js: showing messages, notices, errors, typing dots, the badge and the status.
+
+  function isNearBottom() {
+    return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+  }
+
+  function append(node, { scroll = false } = {}) {
+    const follow = scroll || isNearBottom();
+    log.append(node);
+    if (follow) log.scrollTop = log.scrollHeight;
+    return node;
+  }
+
+  const ROLE_CLASSES = { user: "user", assistant: "bot", agent: "agent" };
+
+  // A message bubble; returns it with `.body`, the node its text goes in.
+  function addMessage(role, text, { id = null, scroll = false } = {}) {
+    const bubble = el("div", { className: `msg ${ROLE_CLASSES[role]}`, "data-role": role });
+    if (role === "agent") {
+      bubble.append(el("span", { className: "sender", text: T.team }));
+    } else {
+      bubble.append(el("span", { className: "sr-only", text: `${role === "user" ? T.you : T.assistant}: ` }));
+    }
+    const body = el("span", { className: "text" });
+    if (role === "user") body.textContent = text;
+    else showReplyText(body, text);
+    bubble.append(body);
+    bubble.body = body;
+    if (id != null) {
+      bubble.dataset.messageId = String(id);
+      state.shownMessageIds.add(id);
+    }
+    return append(bubble, { scroll });
+  }
+
+  function addNotice(text) {
+    return append(el("p", { className: "notice", text }), { scroll: true });
+  }
+
+  function addError(text, action) {
+    const box = el("div", { className: "error", role: "alert" }, [el("span", { text })]);
+    if (action) box.append(actionButton(action));
+    return append(box, { scroll: true });
+  }
+
+  function actionButton({ label, run }) {
+    const button = el("button", { type: "button", text: label });
+    button.addEventListener("click", run);
+    return button;
+  }
+
+  function showTyping() {
+    return append(
+      el("div", { className: "msg bot typing", role: "status", "data-typing": "" }, [
+        el("span", { className: "sr-only", text: T.typing }),
+        el("i", { "aria-hidden": "true" }),
+        el("i", { "aria-hidden": "true" }),
+        el("i", { "aria-hidden": "true" }),
+      ]),
+      { scroll: true },
+    );
+  }
+
+  function showComposerError(text, action) {
+    composerError.textContent = text;
+    if (action) composerError.append(actionButton(action));
+    composerError.hidden = false;
+  }
+
+  function clearComposerError() {
+    composerError.hidden = true;
+    composerError.textContent = "";
+  }
+
+  function setBusy(busy) {
+    state.busy = busy;
+    sendButton.setAttribute("aria-disabled", String(busy));
+    // While a reply streams, screen readers wait for it whole instead of reading each token.
+    log.setAttribute("aria-busy", String(busy));
+  }
+
+  function setUnread(count) {
+    state.unread = count;
+    badge.textContent = String(count);
+    badge.hidden = count === 0;
+    launcher.setAttribute("aria-label", count ? `${T.openChat} (${T.newMessages(count)})` : T.openChat);
+  }
+
+  function updateSubtitle() {
+    const subtitles = { open: T.teamSubtitle, resolved: T.resolvedSubtitle };
+    subtitle.dataset.status = state.status;
+    subtitle.textContent = subtitles[state.status] || T.assistantSubtitle;
+  }
+
+  // A status from the server; notices only for changes the customer hasn't seen yet.
+  function applyStatus(status, assigneeId, { quiet = false } = {}) {
+    const before = { status: state.status, assigneeId: state.assigneeId };
+    state.status = status;
+    if (assigneeId !== undefined) state.assigneeId = assigneeId;
+    if (status !== before.status) state.toldWaiting = false;
+    if (status !== "open") state.assigneeId = null;
+    updateSubtitle();
+    if (quiet) return;
+    if (status === "open") {
+      if (before.status !== "open") addNotice(state.assigneeId != null ? T.withTeam : T.connecting);
+      else if (before.assigneeId == null && state.assigneeId != null) addNotice(T.withTeam);
+    } else if (status === "bot" && before.status === "open") {
+      addNotice(T.botBack);
+    } else if (status === "resolved" && before.status !== "resolved") {
+      addNotice(T.resolved);
+    }
+  }

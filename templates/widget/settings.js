@@ -1,0 +1,34 @@
+  /*
+   * prefixdesk chat widget.
+   *
+   * Embed with one tag:
+   *   <script src="https://desk.example.com/static/widget.js" data-bot="shop-en"
+   *           data-server="https://desk.example.com" defer></script>
+   *
+   * data-bot     the bot's slug (required)
+   * data-server  the prefixdesk server's address; empty or absent means this page's origin
+   * data-name    the name shown in the panel's header (optional)
+   * data-lang    "en" or "zh" for the widget's own labels (optional; defaults to the page's lang)
+   * data-color   the accent colour (optional)
+   *
+   * Everything renders inside a shadow root, so the page's CSS cannot reach it. Text from the
+   * server or the customer only ever goes into the DOM through textContent / text nodes.
+   *
+   * settings.js: the settings read from the script tag. The widget's source is in parts under
+   * templates/widget/, plain script fragments sharing one function scope; the server joins them,
+   * in the order backend/api/widget_script.py lists, into this one file.
+   */
+
+  const script = document.currentScript;
+  if (!script || !script.dataset.bot) {
+    console.warn("prefixdesk widget: add data-bot=\"<slug>\" to the <script> tag");
+    return;
+  }
+
+  const bot = script.dataset.bot;
+  const server = (script.dataset.server || "").replace(/\/+$/, "");
+  const serverOrigin = new URL(server || location.origin, location.href).origin;
+  const api = `${server}/api/v1/widget/conversations`;
+  const lang = (script.dataset.lang || document.documentElement.lang || "en").toLowerCase();
+  const accent = /^#[0-9a-f]{3,8}$/i.test(script.dataset.color || "") ? script.dataset.color : "#1d5c3a";
+  const storageKey = `prefixdesk:${serverOrigin}:${bot}`;
