@@ -20,6 +20,7 @@ from pathlib import Path
 from backend.bench import plots, report
 from backend.bench.workloads import SCENARIOS
 from backend.config import Settings
+from backend.engine.vllm_options import engine_dtype
 
 WAYS = ("app", "engine", "peer")
 RUN_TIMEOUT_S = 3600
@@ -148,7 +149,7 @@ def run_bench(options: Options, *, echo=print) -> dict:
             "kv_cache_gib": settings.kv_cache_gib,
             "max_num_seqs": settings.max_num_seqs,
             "max_num_batched_tokens": settings.max_num_batched_tokens,
-            "dtype": settings.dtype,
+            "dtype": engine_dtype(settings.dtype),  # as the engines ran it ("auto" resolved)
             "max_tokens": options.max_tokens,
             "requests": options.requests,
             "conversations": options.conversations,
