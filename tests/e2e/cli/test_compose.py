@@ -1,12 +1,13 @@
 """docker-compose.yml: valid Compose, and each profile holds what it promises.
 
 Validated by `docker compose config` (or Debian's `docker-compose`) where installed, and
-always against the Compose specification's JSON schema (vendored: tests/data/README.md).
+always against the Compose specification's JSON schema (vendored: data/README.md beside this file).
 """
 
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -15,7 +16,7 @@ import yaml
 from backend.config import PROJECT_ROOT
 
 COMPOSE_FILE = PROJECT_ROOT / "docker-compose.yml"
-SCHEMA = PROJECT_ROOT / "tests" / "data" / "compose_spec.json"
+SCHEMA = Path(__file__).parent / "data" / "compose_spec.json"
 PROFILES = ("embedded", "cpu", "replicas")
 
 
