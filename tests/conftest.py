@@ -16,15 +16,12 @@ from backend.engine.vllm_engine import VllmEngine
 from backend.migrate import upgrade
 from tests.support import (
     CACHE_DIR,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     REDIS_URL,
     TEST_DATABASE,
+    copy_prompts,
     drop_database,
     recreate_database,
     running_app,
-    served,
-    wait_ready,
 )
 
 
@@ -34,8 +31,22 @@ def default_model_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def default_tokenizer(default_model_dir: Path):
+    """The default model's tokenizer, for tests of prompts and chat templates (not the app's own)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(default_model_dir)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(default_model_dir: Path) -> Path:
     return build_tiny_model(default_model_dir, CACHE_DIR / "models" / "tiny-qwen2")
+
+
+@pytest.fixture
+def prompts_copy(tmp_path: Path) -> Path:
+    """The shipped prompts/ copied for one test to edit."""
+    return copy_prompts(tmp_path)
 
 
 @pytest.fixture(scope="session")
@@ -89,30 +100,3 @@ async def tiny_engine(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
 async def client(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[httpx.AsyncClient]:
     async with running_app(tiny_settings, tiny_engine) as client:
         yield client
-
-
-@pytest.fixture(scope="session")
-async def browser():
-    """Debian's Chromium, driven by Playwright (no browser download)."""
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        await browser.close()
-
-
-@pytest.fixture
-async def page(browser):
-    context = await browser.new_context(viewport={"width": 1280, "height": 800})
-    page = await context.new_page()
-    yield page
-    await context.close()
-
-
-@pytest.fixture
-async def live_url(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[str]:
-    """The app served on loopback, ready, for the browser."""
-    async with served(tiny_settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
-        await wait_ready(client)
-        yield url

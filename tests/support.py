@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -19,7 +20,7 @@ from sqlalchemy import text
 from backend.agents import service as agents
 from backend.agents.models import AgentRole
 from backend.app import create_app
-from backend.config import Settings
+from backend.config import PROJECT_ROOT, Settings
 from backend.db import create_db_engine
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -41,6 +42,13 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(os.environ.get("PREFIXDESK_SCREENSHOTS_DIR", "var/screenshots"))
 CACHE_DIR = Path(os.environ.get("PREFIXDESK_CACHE_DIR", Path.home() / ".cache" / "prefixdesk"))
+
+
+def copy_prompts(parent: Path) -> Path:
+    """The shipped prompts/ copied under `parent`, to be edited there."""
+    target = parent / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", target)
+    return target
 
 
 async def _admin(statement: str) -> None:

@@ -1,7 +1,5 @@
 """Missing or corrupt models give clear errors; the default model is verified."""
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -44,21 +42,3 @@ def test_corrupt_parts_are_refused_by_their_checksum(tmp_path, monkeypatch):
     with pytest.raises(ModelError, match="corrupt"):
         model_store._assemble([wheel], gguf)
     assert not gguf.exists()
-
-
-def test_serve_with_a_bad_model_prints_an_error_not_a_traceback(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "backend.cli", "serve"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "PREFIXDESK_MODEL": str(tmp_path / "missing"),
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
-            "HOME": str(tmp_path),
-        },
-    )
-    assert result.returncode == 1
-    assert "error: Model directory" in result.stderr and "does not exist" in result.stderr
-    assert "Traceback" not in result.stderr

@@ -1,173 +1,19 @@
-"""`prefixdesk prompts check`: the shipped bots pass; each cache-buster is named and fails the command."""
+"""The prompt checks, one file or template at a time: cache-busters named, chat templates tested."""
 
-import os
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from transformers import AutoTokenizer
 
-from backend.config import PROJECT_ROOT
-from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import load_bots
 from backend.prompting.cache_busters import text_findings
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.checks import CacheUsage, cache_usage, fixed_prefix_problems
 from backend.prompting.template_checks import chat_template_problems
-
-PROBLEM_LINE = re.compile(r"^(?P<bot>[^/\s]+)/(?P<file>\S+): (?P<kind>[a-z-]+): ", re.MULTILINE)
-TABLE_ROW = re.compile(r"^(?P<bot>[a-z0-9-]+) +(\d+) +(\d+) +(\d+) +(\d+) +[\d.]+%$", re.MULTILINE)
-# A template that renders only the last few messages: earlier turns vanish from the prompt.
-LAST_MESSAGES_TEMPLATE = (
-    "{%- for message in messages[-KEEP:] %}"
-    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
-)
-
-
-def run_check(env_overrides: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PREFIXDESK_PROMPTS_DIR", "PYTHONHASHSEED")}
-    return subprocess.run(
-        [sys.executable, "-m", "backend.cli", "prompts", "check"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**env, **(env_overrides or {})},
-    )
-
-
-def reported(result: subprocess.CompletedProcess) -> set[tuple[str, str, str]]:
-    return {(m["bot"], m["file"], m["kind"]) for m in PROBLEM_LINE.finditer(result.stdout)}
-
-
-def edited_bot(tmp_path: Path, file: str, edit) -> Path:
-    """shop-en copied to a temp prompts dir as `test-bot`, with `edit` applied to one file's text."""
-    folder = tmp_path / "prompts" / "test-bot"
-    shutil.copytree(PROJECT_ROOT / "prompts" / "shop-en", folder)
-    path = folder / file
-    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
-    return folder
-
-
-def check_edited_bot(tmp_path: Path, file: str, edit) -> subprocess.CompletedProcess:
-    edited_bot(tmp_path, file, edit)
-    return run_check({"PREFIXDESK_PROMPTS_DIR": str(tmp_path / "prompts")})
+from tests.prompting.edits import LAST_MESSAGES_TEMPLATE, edited_bot
 
 
 def found(folder: Path) -> set[tuple[str, str]]:
     """(file, kind) of what the static scan finds, without running the command."""
     return {(problem.file, problem.kind) for problem in fixed_prefix_problems(folder)}
-
-
-@pytest.fixture(scope="module")
-def tokenizer(default_model_dir: Path):
-    return AutoTokenizer.from_pretrained(default_model_dir)
-
-
-# -- the command --------------------------------------------------------------------------
-
-
-def test_the_shipped_bots_pass_and_the_table_counts_their_real_prefixes(tokenizer):
-    result = run_check()
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "no cache-busters found" in result.stdout
-    assert not reported(result)
-    rows = {m["bot"]: tuple(int(n) for n in m.groups()[1:]) for m in TABLE_ROW.finditer(result.stdout)}
-    assembler = PromptAssembler(ChatFormat(tokenizer))
-    bots = load_bots(PROJECT_ROOT / "prompts")
-    assert set(rows) == set(bots)
-    for slug, bot in bots.items():
-        prefix, in_blocks, first_turn, from_cache = rows[slug]
-        assert prefix == len(assembler.bot_prefix(bot).token_ids)
-        assert in_blocks == from_cache == prefix // 32 * 32
-        assert first_turn > prefix
-
-
-def test_a_per_customer_variable_fails_the_command(tmp_path):
-    guarded = "{% if customer_name is defined %}You are talking to {{ customer_name }}.\n{% endif %}"
-    result = check_edited_bot(tmp_path, "system.j2", lambda text: guarded + text)
-    assert reported(result) == {("test-bot", "system.j2", "request-variable")}
-    assert "customer_name" in result.stdout
-    assert result.returncode == 1
-
-
-def test_a_random_pick_fails_the_command(tmp_path):
-    code = "\n- Mention the discount code SAVE{{ range(1000000) | random }} when asked.\n"
-    result = check_edited_bot(tmp_path, "policy.md", lambda text: text + code)
-    # Both fresh processes picking the same code: one chance in a million.
-    assert reported(result) == {
-        ("test-bot", "policy.md", "dynamic-call"),
-        ("test-bot", "policy.md", "unstable-render"),
-    }
-    assert result.returncode == 1
-
-
-def test_a_date_fails_the_command(tmp_path):
-    result = check_edited_bot(
-        tmp_path, "policy.md", lambda text: text + "\n- Prices are valid until 2026-11-29."
-    )
-    assert reported(result) == {("test-bot", "policy.md", "date-time")}
-    assert result.returncode == 1
-
-
-def test_a_random_id_fails_the_command(tmp_path):
-    line = "\nSession id: 3f2b8c1d-9e4a-4b7c-8d2e-1a2b3c4d5e6f"
-    result = check_edited_bot(tmp_path, "system.j2", lambda text: text + line)
-    assert reported(result) == {("test-bot", "system.j2", "random-id")}
-    assert result.returncode == 1
-
-
-def test_iterating_over_a_set_fails_the_command(tmp_path):
-    # `dict.keys() - []` is a set: its order follows the hash seed of the process.
-    topics = (
-        "{% for topic in {'returns': 1, 'shipping': 2, 'warranty': 3, 'payment': 4, 'sizes': 5,"
-        " 'contact': 6}.keys() - [] %}- {{ topic }}\n{% endfor %}"
-    )
-    result = check_edited_bot(tmp_path, "policy.md", lambda text: "## Topics\n" + topics + text)
-    assert reported(result) == {("test-bot", "policy.md", "unstable-render")}
-    assert "PYTHONHASHSEED" in result.stdout
-    assert result.returncode == 1
-
-
-def test_trailing_whitespace_fails_the_command(tmp_path):
-    def edit(text: str) -> str:
-        return text.replace("cannot be returned or refunded.", "cannot be returned.   ")
-
-    result = check_edited_bot(tmp_path, "policy.md", edit)
-    assert reported(result) == {("test-bot", "policy.md", "whitespace")}
-    assert result.returncode == 1
-
-
-def copy_model_with_chat_template(source: Path, target: Path, chat_template: str) -> Path:
-    target.mkdir()
-    for path in source.iterdir():
-        if path.suffix == ".safetensors":
-            (target / path.name).symlink_to(path)  # the check never loads weights
-        else:
-            shutil.copy(path, target / path.name)
-    (target / "chat_template.jinja").write_text(chat_template)
-    return target
-
-
-def test_a_chat_template_that_rewrites_earlier_turns_fails_the_command(tmp_path, tiny_model_dir):
-    template = LAST_MESSAGES_TEMPLATE.replace("KEEP", "2")
-    model = copy_model_with_chat_template(tiny_model_dir, tmp_path / "model", template)
-    result = run_check({"PREFIXDESK_MODEL": str(model)})
-    # The multi-turn check and ChatFormat's single steps both refuse it; no bot is rendered.
-    assert reported(result) == {
-        ("(model)", "chat_template", "not-append-only"),
-        ("(model)", "chat_template", "chat-template"),
-    }
-    assert re.search(r"^shop-en +- +- +- +- +-$", result.stdout, re.MULTILINE)
-    assert result.returncode == 1
-
-
-# -- the checks, one file or template at a time ----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -248,30 +94,30 @@ def test_cached_share_counts_full_blocks_of_the_prefix():
     assert cache_usage(20, 40, 32) == CacheUsage(20, 0, 40, 0)
 
 
-def test_the_models_own_chat_template_is_append_only_over_four_turns(tokenizer):
-    assert chat_template_problems(tokenizer) == []
+def test_the_models_own_chat_template_is_append_only_over_four_turns(default_tokenizer):
+    assert chat_template_problems(default_tokenizer) == []
 
 
-def test_only_whole_conversations_show_a_template_that_drops_early_turns(tokenizer):
-    original = tokenizer.chat_template
-    tokenizer.chat_template = LAST_MESSAGES_TEMPLATE.replace("KEEP", "6")
+def test_only_whole_conversations_show_a_template_that_drops_early_turns(default_tokenizer):
+    original = default_tokenizer.chat_template
+    default_tokenizer.chat_template = LAST_MESSAGES_TEMPLATE.replace("KEEP", "6")
     try:
-        ChatFormat(tokenizer)  # its single steps see at most three messages and pass
-        problems = chat_template_problems(tokenizer)
+        ChatFormat(default_tokenizer)  # its single steps see at most three messages and pass
+        problems = chat_template_problems(default_tokenizer)
     finally:
-        tokenizer.chat_template = original
+        default_tokenizer.chat_template = original
     assert [(p.kind, p.file) for p in problems] == [("not-append-only", "chat_template")]
     assert "7 messages" in problems[0].detail
 
 
-def test_a_generation_prompt_that_is_not_how_replies_start_is_named(tokenizer):
-    original = tokenizer.chat_template
-    tokenizer.chat_template = LAST_MESSAGES_TEMPLATE.replace("[-KEEP:]", "").replace(
+def test_a_generation_prompt_that_is_not_how_replies_start_is_named(default_tokenizer):
+    original = default_tokenizer.chat_template
+    default_tokenizer.chat_template = LAST_MESSAGES_TEMPLATE.replace("[-KEEP:]", "").replace(
         "'<|im_start|>assistant\\n'", "'<|im_start|>bot\\n'"
     )
     try:
-        problems = chat_template_problems(tokenizer)
+        problems = chat_template_problems(default_tokenizer)
     finally:
-        tokenizer.chat_template = original
+        default_tokenizer.chat_template = original
     assert [(p.kind, p.file) for p in problems] == [("not-append-only", "chat_template")]
     assert "generation prompt" in problems[0].detail

@@ -1,4 +1,4 @@
-"""The console command, as a user runs it."""
+"""The console command, as a user runs it; `serve` with a bad model says why."""
 
 import sqlite3
 import subprocess
@@ -50,3 +50,21 @@ def test_agents_create_prints_a_token_once_that_opens_the_api(tmp_path):
     assert "revoked" in run("agents", "list", env=env).stdout
     duplicate = run("agents", "create", "--name", "Ada", "--email", "ada@example.com", env=env)
     assert duplicate.returncode == 1 and "already exists" in duplicate.stderr
+
+
+def test_serve_with_a_bad_model_prints_an_error_not_a_traceback(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "backend.cli", "serve"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PREFIXDESK_MODEL": str(tmp_path / "missing"),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite'}",
+            "HOME": str(tmp_path),
+        },
+    )
+    assert result.returncode == 1
+    assert "error: Model directory" in result.stderr and "does not exist" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -3,7 +3,6 @@
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,17 +13,15 @@ import httpx
 import pytest
 
 from backend.agents.models import AgentRole
-from backend.config import PROJECT_ROOT, Settings
+from backend.config import Settings
 from tests.helpers import auth, done_event, send, start
-from tests.support import free_port, make_agent, running_app, wait_ready
+from tests.support import copy_prompts, free_port, make_agent, running_app, wait_ready
 
 
 @pytest.fixture(scope="module")
 def shared_prompts(tmp_path_factory) -> Path:
     """A prompts/ folder both processes read, so a test may edit it."""
-    target = tmp_path_factory.mktemp("shared") / "prompts"
-    shutil.copytree(PROJECT_ROOT / "prompts", target)
-    return target
+    return copy_prompts(tmp_path_factory.mktemp("shared"))
 
 
 @pytest.fixture(scope="module")
