@@ -7,22 +7,27 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
+from backend.api.rate_limits import RateLimits, RedisRateLimiter
 from backend.config import Settings
 from tests.helpers import auth, done_event, parse_sse, send, start
 from tests.support import running_app
 
 
-async def inside_one_window(window_s: int = 60, margin_s: float = 8) -> None:
-    """Fixed windows reset on the minute: start where a burst cannot straddle a reset."""
-    if time.time() % window_s > window_s - margin_s:
-        await asyncio.sleep(window_s - time.time() % window_s + 0.1)
+def inside_one_window(client: httpx.AsyncClient, settings: Settings) -> None:
+    """Fixed windows reset on the minute: the app's limits counted on a clock stopped mid-minute,
+    so that a burst cannot straddle a reset."""
+    now = time.time()
+    mid_minute = now - now % 60 + 30
+    services = client.app.state.services
+    limiter = RedisRateLimiter(services.redis, key_prefix=settings.redis_key_prefix, clock=lambda: mid_minute)
+    client.app.state.provided.add(RateLimits, RateLimits(limiter, settings))
 
 
 async def test_a_conversation_over_its_message_rate_gets_429(tiny_settings, tiny_engine):
     settings = tiny_settings.model_copy(update={"rate_limit_messages_per_conversation": 2})
     async with running_app(settings, tiny_engine) as client:
+        inside_one_window(client, settings)
         conversation = await start(client)
-        await inside_one_window()
         done_event(await send(client, conversation, "one"))
         done_event(await send(client, conversation, "two"))
         url = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
@@ -37,8 +42,8 @@ async def test_a_client_address_over_its_request_rate_gets_429(tiny_settings, ti
     settings = tiny_settings.model_copy(update={"rate_limit_requests_per_address": 3})
     async with running_app(settings, tiny_engine) as client:
         transport = httpx.ASGITransport(app=client.app, client=("198.51.100.23", 40000))
+        inside_one_window(client, settings)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as far_away:
-            await inside_one_window()
             statuses = [
                 (await far_away.post("/api/v1/widget/conversations", json={"bot": "shop-en"})).status_code
                 for _ in range(4)

@@ -5,7 +5,7 @@ import asyncio
 import httpx
 
 from tests.helpers import auth
-from tests.support import served, wait_ready
+from tests.support import eventually, served, wait_ready
 
 
 class GatedEngine:
@@ -55,11 +55,12 @@ async def test_a_reply_is_finished_and_stored_when_the_customer_disconnects(tiny
             async for line in response.aiter_lines():
                 if line.startswith("event: token"):
                     break  # hang up after the first token
-        for _ in range(200):
+
+        async def settled() -> dict | None:
             history = (await client.get(messages, headers=auth(conversation))).json()
-            if history["messages"][-1]["status"] != "generating":
-                break
-            await asyncio.sleep(0.1)
+            return history if history["messages"][-1]["status"] != "generating" else None
+
+        history = await eventually(settled, timeout_s=20, what="the reply was stored")
         user, reply = history["messages"]
         assert user["text"] == "Tell me a long story"
         assert reply["status"] == "complete" and reply["completion_tokens"] == 160

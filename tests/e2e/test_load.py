@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from backend.conversations.models import Message
 from tests.helpers import auth, parse_sse
-from tests.support import client_app, served, wait_ready
+from tests.support import client_app, eventually, served, wait_ready
 
 CONVERSATIONS = 50
 MAX_PENDING = 16
@@ -51,8 +51,9 @@ async def live(tiny_settings, tiny_engine) -> AsyncIterator[httpx.AsyncClient]:
     # Leaving `served` drained every reply: nothing runs on in the session's shared engine.
 
 
-async def send(client: httpx.AsyncClient, turn: Turn, go: asyncio.Event) -> None:
+async def send(client: httpx.AsyncClient, turn: Turn, waiting: list[Turn], go: asyncio.Event) -> None:
     url = f"/api/v1/widget/conversations/{turn.conversation['conversation_id']}/messages"
+    waiting.append(turn)
     await go.wait()
     began = time.perf_counter()
     async with client.stream(
@@ -76,9 +77,9 @@ def percentile(values: list[float], q: int) -> float:
 
 async def burst(client: httpx.AsyncClient, turns: list[Turn]) -> None:
     """Every turn's request leaves at the same moment."""
-    go = asyncio.Event()
-    tasks = [asyncio.create_task(send(client, turn, go)) for turn in turns]
-    await asyncio.sleep(0.2)  # every request waits at the start line
+    go, waiting = asyncio.Event(), []
+    tasks = [asyncio.create_task(send(client, turn, waiting, go)) for turn in turns]
+    await eventually(lambda: len(waiting) == len(turns), what="every request waits at the start line")
     go.set()
     await asyncio.gather(*tasks)
 
@@ -112,8 +113,9 @@ async def test_a_burst_beyond_the_reply_queue_is_refused_cleanly(live, record_pr
         await burst(live, first)
         accepted, refused = check_wave(first)
         assert refused, "the burst never filled the reply queue"
-        # The refused customers come back when told to: the queue has room again.
-        await asyncio.sleep(max(int(t.retry_after) for t in refused))
+        # Every accepted reply was read to its end, so the queue has room again: the refused
+        # customers come back at once rather than after their Retry-After.
+        assert live.app.state.services.claims.slots.taken == 0
         second = [Turn(t.conversation, t.text) for t in refused]
         await burst(live, second)
         accepted_again, refused_again = check_wave(second)

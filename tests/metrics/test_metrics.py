@@ -1,7 +1,5 @@
 """Metrics: one store all processes write, the admin figures, and Prometheus /metrics."""
 
-import asyncio
-
 import httpx
 
 from backend.agents.models import AgentRole
@@ -10,7 +8,7 @@ from backend.metrics.store import RedisMetricsStore, Reply
 from backend.metrics.summary import summarize
 from backend.redis_client import create_redis
 from tests.helpers import done_event, send, start
-from tests.support import REDIS_URL, make_agent, running_app
+from tests.support import REDIS_URL, eventually, make_agent, running_app
 
 
 def test_percentiles_come_from_merged_buckets():
@@ -83,9 +81,13 @@ async def test_admin_metrics_need_an_admin_and_follow_the_traffic(client):
     added_cached = after["totals"]["cached_tokens"] - before["totals"]["cached_tokens"]
     assert added_cached == sum(r["cached_tokens"] for r in replies)
     assert after["active_conversations"] >= 1
-    await asyncio.sleep(2.5)  # the engine gauges are sampled every 2 s
-    engine = (await client.get("/api/v1/admin/metrics", headers=admin)).json()["engine"]
-    assert engine["processes"] >= 1 and engine["vllm_prefix_cache_hits"] > 0
+
+    async def engine_figures() -> dict | None:
+        """The engine's gauges, once sampled (every 2 s) with the prefix cache's hits in them."""
+        engine = (await client.get("/api/v1/admin/metrics", headers=admin)).json()["engine"]
+        return engine if engine["processes"] >= 1 and engine["vllm_prefix_cache_hits"] > 0 else None
+
+    await eventually(engine_figures, timeout_s=10, interval_s=0.1)
 
 
 async def test_prometheus_metrics_have_the_apps_and_vllms_own(client, tiny_settings, tiny_engine):

@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from backend.agents.models import AgentRole
 from tests.helpers import done_event, send, start
-from tests.support import free_port, make_agent, running_app
+from tests.support import eventually, free_port, make_agent, running_app
 
 
 @asynccontextmanager
@@ -39,8 +39,7 @@ async def receiver(fail_first: int) -> AsyncIterator[tuple[str, list]]:
         )
     )
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.02)
+    await eventually(lambda: server.started, what="the receiver started")
     try:
         yield f"http://127.0.0.1:{port}/hook", received
     finally:
@@ -67,11 +66,12 @@ async def test_deliveries_are_signed_and_retried_until_they_succeed(fast_retries
         webhook = created.json()
         try:
             conversation = await start(client)
-            for _ in range(200):
+
+            async def delivered() -> list | None:
                 rows = await deliveries(client, admin, webhook["id"])
-                if rows and rows[0]["status"] == "delivered":
-                    break
-                await asyncio.sleep(0.05)
+                return rows if rows and rows[0]["status"] == "delivered" else None
+
+            rows = await eventually(delivered, timeout_s=10)
             assert [(r["event_type"], r["status"], r["attempts"]) for r in rows] == [
                 ("conversation.created", "delivered", 3)
             ]
@@ -105,9 +105,15 @@ async def test_a_dead_webhook_never_blocks_a_chat_turn(fast_retries, tiny_engine
             conversation = await start(client)
             done = done_event(await send(client, conversation, "Is delivery free over 60 EUR?"))
             assert done["total_ms"] < 5000
-            await asyncio.sleep(0.5)
-            rows = await deliveries(client, admin, webhook["id"])
-            assert {r["event_type"] for r in rows} == {"conversation.created", "message.created"}
+
+            async def tried() -> list | None:
+                """Both events' deliveries, once each has been attempted."""
+                rows = await deliveries(client, admin, webhook["id"])
+                kinds = {r["event_type"] for r in rows}
+                attempted = all(r["attempts"] >= 1 for r in rows)
+                return rows if kinds == {"conversation.created", "message.created"} and attempted else None
+
+            rows = await eventually(tried, timeout_s=10)
             assert all(
                 r["status"] == "pending" and r["attempts"] >= 1 and "Connect" in r["last_error"] for r in rows
             )

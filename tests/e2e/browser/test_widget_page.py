@@ -4,7 +4,6 @@ The engine is a tiny random model: replies are gibberish, so these tests check s
 (what appears, where, when, and what is stored), never what a reply says.
 """
 
-import asyncio
 import json
 import re
 
@@ -12,7 +11,7 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.support import SCREENSHOTS, client_app, make_agent
+from tests.support import SCREENSHOTS, client_app, eventually, make_agent
 
 SHOP_GREETING = "Hi, I'm the Northwind Outfitters assistant. How can I help you today?"
 ZH_GREETING = "您好，请问有什么可以帮您？"
@@ -255,11 +254,11 @@ async def test_at_phone_width_the_panel_fills_the_screen_and_works_by_keyboard(b
         dialog = chat_dialog(page)
         await expect(dialog).to_be_visible()
         full_screen = {"x": 0, "y": 0, **PHONE}
-        for _ in range(100):  # the layout settles a frame or two after the panel shows
-            if await dialog.bounding_box() == full_screen:
-                break
-            await asyncio.sleep(0.05)
-        assert await dialog.bounding_box() == full_screen
+
+        async def fills_the_screen() -> bool:  # the layout settles a frame or two after the panel shows
+            return await dialog.bounding_box() == full_screen
+
+        await eventually(fills_the_screen, timeout_s=5, what="the panel fills the screen")
         await expect(page.locator(".launcher")).to_be_hidden()
         await expect(dialog.get_by_role("log").locator("[data-role=assistant] .text")).to_have_text(
             [SHOP_GREETING]

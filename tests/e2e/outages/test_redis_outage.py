@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from backend.events.bus import STATUS_CHANGED, Event, RedisEventBus
 from backend.redis_client import create_redis
 from tests.helpers import auth, done_event, send, start
-from tests.support import free_port, running_app
+from tests.support import eventually, free_port, running_app
 
 
 async def start_redis(port: int) -> asyncio.subprocess.Process:
@@ -28,13 +28,12 @@ async def start_redis(port: int) -> asyncio.subprocess.Process:
         stderr=asyncio.subprocess.DEVNULL,
     )
     client = aioredis.Redis(port=port)
-    for _ in range(100):
-        try:
-            if await client.ping():
-                break
-        except Exception:
-            await asyncio.sleep(0.05)
-    await client.aclose()
+    try:
+        await eventually(
+            client.ping, timeout_s=10, ignoring=(aioredis.ConnectionError,), what="redis-server up"
+        )
+    finally:
+        await client.aclose()
     return process
 
 
@@ -74,12 +73,13 @@ async def test_turns_fail_cleanly_while_redis_is_down_and_recover_by_themselves(
             bus = RedisEventBus(other_process, channel=f"{settings.redis_key_prefix}events")
             try:
                 with stops.watch("outage-probe") as stop_flag:
-                    for _ in range(150):
+
+                    async def stopped() -> bool:
+                        """Announced until the app's resubscribed listener hears it."""
                         await bus.publish(Event(STATUS_CHANGED, "outage-probe", {"status": "open"}))
-                        if stop_flag.is_set():
-                            break
-                        await asyncio.sleep(0.1)
-                    assert stop_flag.is_set()
+                        return stop_flag.is_set()
+
+                    await eventually(stopped, timeout_s=15, interval_s=0.1, what="the takeover was heard")
             finally:
                 await other_process.aclose()
     finally:

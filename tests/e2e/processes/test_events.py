@@ -2,10 +2,6 @@
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,7 +11,7 @@ import pytest
 from backend.agents.models import AgentRole
 from backend.config import Settings
 from tests.helpers import auth, done_event, send, start
-from tests.support import copy_prompts, free_port, make_agent, running_app, wait_ready
+from tests.support import app_process, copy_prompts, eventually, make_agent, running_app, serve_env
 
 
 @pytest.fixture(scope="module")
@@ -27,49 +23,9 @@ def shared_prompts(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 async def second_process(tiny_settings: Settings, tmp_path_factory, shared_prompts) -> AsyncIterator[str]:
     """`prefixdesk serve` in its own process, on the same database and Redis as the tests' app."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("second") / "serve.log"
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": os.environ.get("HOME", "/root"),
-        "DATABASE_URL": tiny_settings.database_url,
-        "REDIS_URL": tiny_settings.redis_url,
-        "PREFIXDESK_REDIS_KEY_PREFIX": tiny_settings.redis_key_prefix,
-        "PREFIXDESK_MODEL": str(tiny_settings.model),
-        "PREFIXDESK_CACHE_DIR": str(tiny_settings.cache_dir),
-        "PREFIXDESK_KV_CACHE_GIB": "1",
-        "PREFIXDESK_MAX_MODEL_LEN": "2048",
-        "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
-        "PREFIXDESK_MAX_REPLY_TOKENS": "8",
-        "PREFIXDESK_PROMPTS_DIR": str(shared_prompts),
-        "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "1000000",
-    }
-    with open(log, "w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "backend.cli", "serve", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(base_url=url) as client:
-            for _ in range(600):
-                if process.poll() is not None:
-                    raise AssertionError(f"the second process exited:\n{log.read_text()[-3000:]}")
-                try:
-                    await wait_ready(client)
-                    break
-                except (httpx.HTTPError, AssertionError):
-                    await asyncio.sleep(0.5)
-        yield url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+    env = serve_env(tiny_settings, PREFIXDESK_PROMPTS_DIR=str(shared_prompts))
+    async with app_process(env, tmp_path_factory.mktemp("second") / "serve.log") as app:
+        yield app.url
 
 
 async def collect(url: str, path: str, headers: dict, into: list, ready: asyncio.Event) -> None:
@@ -85,12 +41,11 @@ async def collect(url: str, path: str, headers: dict, into: list, ready: asyncio
 
 
 async def wait_for(events: list, predicate, timeout_s: float = 20.0) -> dict:
-    for _ in range(int(timeout_s / 0.05)):
-        for event in events:
-            if predicate(event):
-                return event
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no such event among {[e['type'] for e in events]}")
+    """The first event that satisfies `predicate`, as soon as it has arrived."""
+    try:
+        return await eventually(lambda: next((e for e in events if predicate(e)), None), timeout_s=timeout_s)
+    except AssertionError:
+        raise AssertionError(f"no such event among {[e['type'] for e in events]}") from None
 
 
 async def subscribed(url: str, path: str, headers: dict, into: list) -> asyncio.Task:
@@ -181,9 +136,9 @@ async def test_a_prompt_reload_reaches_every_process(
         )
         assert (await client.post("/api/v1/admin/prompts/reload", headers=admin)).status_code == 200
     async with httpx.AsyncClient(base_url=second_process) as other:
-        for _ in range(200):
+
+        async def greeted_anew() -> bool:
             started = (await other.post("/api/v1/widget/conversations", json={"bot": "shop-en"})).json()
-            if started["greeting"].endswith("What can I do for you?"):
-                break
-            await asyncio.sleep(0.1)
-        assert started["greeting"].endswith("What can I do for you?")
+            return started["greeting"].endswith("What can I do for you?")
+
+        await eventually(greeted_anew, timeout_s=20, interval_s=0.1, what="the second process reloaded")

@@ -4,7 +4,6 @@ Each test runs `prefixdesk serve` in its own process, so killing its engine leav
 test session's shared engine alone.
 """
 
-import asyncio
 import os
 import signal
 
@@ -15,7 +14,7 @@ from sqlalchemy import select
 from backend.conversations.models import Message
 from backend.db import create_db_engine, create_session_factory
 from tests.helpers import auth, done_event, parse_sse, send, start
-from tests.support import app_process, serve_env
+from tests.support import app_process, eventually, serve_env
 
 
 def engine_core_of(app_pid: int) -> psutil.Process:
@@ -72,13 +71,11 @@ async def test_the_engine_dies_mid_reply_and_the_app_starts_a_new_one(tiny_setti
         if refused.status_code != 200:
             assert refused.status_code == 503 and refused.headers["retry-after"]
 
-        for _ in range(600):
+        async def restarted() -> dict | None:
             state = await readiness(client)
-            if state["ready"] and state["engine"]["restarts"] == 1:
-                break
-            await asyncio.sleep(0.25)
-        else:
-            raise AssertionError(f"the engine was not restarted: {state}")
+            return state if state["ready"] and state["engine"]["restarts"] == 1 else None
+
+        await eventually(restarted, timeout_s=150, interval_s=0.25, what="the engine was restarted")
         assert engine_core_of(app.process.pid).pid != killed.pid
 
         retry = done_event(await send(client, conversation, "Where is my parcel?"))
@@ -123,11 +120,13 @@ async def test_the_app_killed_mid_reply_restarts_with_the_history_intact_and_the
     ):
         history = (await client.get(messages, headers=auth(conversation))).json()["messages"]
         assert history[0]["text"] == "Do you ship to Norway?"
-        for _ in range(100):  # until the dead process's turn lock expires
+
+        async def taken() -> httpx.Response | None:
             response = await client.post(messages, json={"text": "Hello?"}, headers=auth(conversation))
-            if response.status_code != 409:
-                break
-            await asyncio.sleep(0.25)
+            return response if response.status_code != 409 else None
+
+        # Refused (409) until the dead process's turn lock expires.
+        response = await eventually(taken, timeout_s=25, interval_s=0.25, what="the turn lock expired")
         assert response.status_code == 200, response.text
         second = done_event(parse_sse(response.text))
         # A new engine: the bot's prefix was warmed at start (657 tokens: 20 full blocks);

@@ -21,7 +21,7 @@ from backend.db import create_db_engine, create_session_factory
 from backend.engine.local_replicas import LocalReplica, start_local_replicas
 from backend.engine.routing import ring
 from tests.helpers import done_event, send, start
-from tests.support import app_process, free_port, serve_env
+from tests.support import app_process, eventually, free_port, serve_env
 
 QUESTIONS = [
     "Do you ship to Norway?",
@@ -79,14 +79,15 @@ async def turn_on(client, replicas, conversation: dict, question: str) -> tuple[
     """One customer turn; the reply's done event and the replica that generated it."""
     before = await finished_requests(replicas)
     done = done_event(await send(client, conversation, question))
-    for _ in range(50):  # the replica counts a request a moment after its last chunk
+
+    async def served() -> list[str]:
+        """The replicas that finished a request since: each counts it a moment after its last chunk."""
         after = await finished_requests(replicas)
-        served = [url for url in after if after[url] > before[url] >= 0]
-        if served:
-            break
-        await asyncio.sleep(0.1)
-    assert len(served) == 1, (before, after)
-    return done, served[0]
+        return [url for url in after if after[url] > before[url] >= 0]
+
+    urls = await eventually(served, timeout_s=5, interval_s=0.05, what="a replica counted the request")
+    assert len(urls) == 1, (before, urls)
+    return done, urls[0]
 
 
 def full_blocks(tokens: int, block_size: int = 32) -> int:
