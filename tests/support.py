@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import httpx
+import redis.asyncio as aioredis
 import uvicorn
 from sqlalchemy import text
 
@@ -83,6 +84,17 @@ async def eventually(
 
 async def is_ready(client: httpx.AsyncClient) -> bool:
     return (await client.get("/readyz")).status_code == 200
+
+
+async def delete_keys(prefix: str) -> None:
+    """Every Redis key under `prefix`, gone."""
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in client.scan_iter(f"{prefix}*")]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
 
 
 def copy_prompts(parent: Path) -> Path:
