@@ -15,7 +15,7 @@ from backend.agents.models import AgentRole
 from backend.conversations import repository
 from backend.conversations.models import Message, Note
 from backend.engine.interface import GenerationResult
-from tests.helpers import auth, done_event, parse_sse, start
+from tests.helpers import WrappedEngine, auth, done_event, parse_sse, start
 from tests.support import client_app, make_agent, running_app, served, wait_ready
 
 JSON = {"content-type": "application/json"}
@@ -300,14 +300,10 @@ async def test_unrouted_requests_get_the_api_error_format_too(live):
     assert_api_error(await live.put("/api/v1/widget/conversations", json={}), 405, "method_not_allowed")
 
 
-class EngineThatWritesANul:
+class EngineThatWritesANul(WrappedEngine):
     """The real engine, except that its replies begin with the byte token that decodes to NUL."""
 
     NUL_TOKEN = 188
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.block_size, self.max_model_len = inner.block_size, inner.max_model_len
 
     async def stream(self, prompt_ids, **options):
         async for item in self.inner.stream(prompt_ids, **options):

@@ -4,16 +4,16 @@ import asyncio
 
 import httpx
 
-from tests.helpers import auth
+from tests.helpers import WrappedEngine, auth
 from tests.support import eventually, served, wait_ready
 
 
-class GatedEngine:
+class GatedEngine(WrappedEngine):
     """The real engine, held back until the test opens the gate."""
 
     def __init__(self, inner, gate: asyncio.Event):
-        self.inner, self.gate = inner, gate
-        self.block_size, self.max_model_len = inner.block_size, inner.max_model_len
+        super().__init__(inner)
+        self.gate = gate
 
     async def stream(self, *args, **kwargs):
         await self.gate.wait()

@@ -41,16 +41,6 @@ async def test_a_conversation_streams_replies_and_keeps_its_history(client):
     assert reply["prompt_tokens"] == done["prompt_tokens"] and reply["ttft_ms"] > 0
 
 
-async def test_each_turn_reuses_the_cache_of_everything_said_before(client):
-    conversation = await start(client, "appliance-zh", context={"姓名": "王先生"})
-    first = done_event(await send(client, conversation, "空调可以免费安装吗？"))
-    second = done_event(await send(client, conversation, "保修多久？"))
-    third = done_event(await send(client, conversation, "谢谢"))
-    assert second["prompt_tokens"] > first["prompt_tokens"]
-    assert second["cached_tokens"] >= first["prompt_tokens"] - BLOCK
-    assert third["cached_tokens"] >= second["prompt_tokens"] - BLOCK
-
-
 async def test_a_lost_redis_session_is_rebuilt_from_postgres_token_for_token(client, redis_prefix):
     chat = client.app.state.services
     conversation = await start(client, "shop-en", context={"name": "Ada"})
