@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from backend.api.rate_limits import RateLimits, RedisRateLimiter
 from backend.config import Settings
-from tests.helpers import auth, done_event, parse_sse, send, start
-from tests.support import running_app
+from tests.helpers import HeldReplies, auth, done_event, parse_sse, send, start
+from tests.support import eventually, running_app
 
 
 def inside_one_window(client: httpx.AsyncClient, settings: Settings) -> None:
@@ -58,30 +58,35 @@ async def test_a_client_address_over_its_request_rate_gets_429(tiny_settings, ti
 
 
 async def test_beyond_the_reply_queue_customers_get_429_not_a_slow_death(tiny_settings, tiny_engine):
-    settings = tiny_settings.model_copy(update={"max_pending_replies": 1, "max_reply_tokens": 600})
-    async with running_app(settings, tiny_engine) as client:
+    settings = tiny_settings.model_copy(update={"max_pending_replies": 1})
+    engine = HeldReplies(tiny_engine)  # the first reply holds the only slot until the test lets it go
+    async with running_app(settings, engine) as client:
         first, second = await start(client), await start(client)
-        responses = await asyncio.gather(
-            *(
-                client.post(
-                    f"/api/v1/widget/conversations/{c['conversation_id']}/messages",
-                    json={"text": "Tell me a long story"},
-                    headers=auth(c),
-                )
-                for c in (first, second)
+
+        def post(conversation: dict):
+            return client.post(
+                f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages",
+                json={"text": "Tell me a long story"},
+                headers=auth(conversation),
             )
-        )
-        assert sorted(r.status_code for r in responses) == [200, 429]
-        refused = next(r for r in responses if r.status_code == 429)
+
+        replying = asyncio.create_task(post(first))
+        slots = client.app.state.services.claims.slots
+        await eventually(lambda: slots.taken == 1, what="the first reply took the slot")
+        refused = await post(second)
+        engine.go.set()
+        accepted = await replying
+
+        assert (accepted.status_code, refused.status_code) == (200, 429)
         assert refused.headers["retry-after"] == "5" and "busy" in refused.json()["detail"]
-        done_event(parse_sse(next(r for r in responses if r.status_code == 200).text))
+        done_event(parse_sse(accepted.text))
         counts = []
         for c in (first, second):
             history = await client.get(
                 f"/api/v1/widget/conversations/{c['conversation_id']}/messages", headers=auth(c)
             )
             counts.append(len(history.json()["messages"]))
-        assert sorted(counts) == [0, 2]  # the refused message was never accepted
+        assert counts == [2, 0]  # the refused message was never accepted
 
 
 async def test_pages_carry_security_headers(client):
