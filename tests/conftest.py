@@ -1,31 +1,59 @@
-"""Shared fixtures: real Postgres, real Redis and one real vLLM engine per test session."""
+"""Shared fixtures: real Postgres, real Redis and one real vLLM engine per test session.
+
+Three tiers share them (tests/README.md): the service tier (`services`, `make_services`)
+calls the app's services directly, each test in a transaction rolled back at its end; the
+HTTP tier (`client`) drives the app through its routes; the end-to-end tier (tests/e2e)
+adds browsers, processes and outages.
+"""
 
 import asyncio
+import functools
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
+from backend import services as services_module
 from backend.config import Settings
+from backend.db import create_db_engine
+from backend.engine.interface import Engine
 from backend.engine.model_store import fetch_default_model
 from backend.engine.tiny_model import build_tiny_model
 from backend.engine.vllm_engine import VllmEngine
 from backend.migrate import upgrade
+from backend.services import Services, build_services
 from tests.support import (
     CACHE_DIR,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     REDIS_URL,
     TEST_DATABASE,
+    copy_prompts,
+    delete_keys,
     drop_database,
     recreate_database,
     running_app,
-    served,
-    wait_ready,
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tiers as markers too: `-m service` runs the fast tier, `-m "not e2e"` all but the slow one."""
+    e2e = Path(__file__).parent / "e2e"
+    for item in items:
+        if e2e in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+        if {"services", "make_services"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.service)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_tokenizer_per_model() -> Iterator[None]:
+    """Every app this process builds loads a model's tokenizer once: it takes seconds."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(services_module, "load_tokenizer", functools.cache(services_module.load_tokenizer))
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -34,8 +62,22 @@ def default_model_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def default_tokenizer(default_model_dir: Path):
+    """The default model's tokenizer, for tests of prompts and chat templates (not the app's own)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(default_model_dir)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(default_model_dir: Path) -> Path:
     return build_tiny_model(default_model_dir, CACHE_DIR / "models" / "tiny-qwen2")
+
+
+@pytest.fixture
+def prompts_copy(tmp_path: Path) -> Path:
+    """The shipped prompts/ copied for one test to edit."""
+    return copy_prompts(tmp_path)
 
 
 @pytest.fixture(scope="session")
@@ -54,11 +96,7 @@ def redis_prefix() -> str:
 @pytest.fixture(scope="session", autouse=True)
 async def _clean_redis(redis_prefix: str) -> AsyncIterator[None]:
     yield
-    client = aioredis.Redis.from_url(REDIS_URL)
-    keys = [key async for key in client.scan_iter(f"{redis_prefix}*")]
-    if keys:
-        await client.delete(*keys)
-    await client.aclose()
+    await delete_keys(redis_prefix)
 
 
 @pytest.fixture(scope="session")
@@ -91,28 +129,91 @@ async def client(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncItera
         yield client
 
 
+# -- the service tier: the app's services without HTTP, every write rolled back ----------------
+
+MakeServices = Callable[..., Awaitable[Services]]
+
+
 @pytest.fixture(scope="session")
-async def browser():
-    """Debian's Chromium, driven by Playwright (no browser download)."""
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        await browser.close()
+async def test_db(database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = create_db_engine(database_url)
+    yield engine
+    await engine.dispose()
 
 
 @pytest.fixture
-async def page(browser):
-    context = await browser.new_context(viewport={"width": 1280, "height": 800})
-    page = await context.new_page()
-    yield page
-    await context.close()
+async def db_connection(test_db: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """One connection with a transaction open for the whole test, rolled back at its end."""
+    async with test_db.connect() as connection:
+        transaction = await connection.begin()
+        try:
+            yield connection
+        finally:
+            await transaction.rollback()
 
 
 @pytest.fixture
-async def live_url(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[str]:
-    """The app served on loopback, ready, for the browser."""
-    async with served(tiny_settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
-        await wait_ready(client)
-        yield url
+async def key_prefix(redis_prefix: str) -> AsyncIterator[str]:
+    """The test's own Redis key prefix (and event channel), its keys deleted after it."""
+    prefix = f"{redis_prefix}{uuid.uuid4().hex[:8]}:"
+    yield prefix
+    await delete_keys(prefix)
+
+
+class OneUnitAtATime(AsyncSession):
+    """A session on the test's connection that waits for the one before it to close: units of
+    work (the test's, a reply's in its task, a reload another process announced) take turns
+    on the connection, as they would take connections from a pool, and never interleave their
+    savepoints."""
+
+    async def __aenter__(self) -> "OneUnitAtATime":
+        await self.info["turn"].acquire()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        try:
+            await super().__aexit__(*exc_info)
+        finally:
+            self.info["turn"].release()
+
+
+def join_transaction(services: Services, connection: AsyncConnection, turn: asyncio.Lock) -> None:
+    """Every unit of work `services` opens from now on is a savepoint in the test's transaction
+    on `connection`: SQLAlchemy's "join an external transaction" recipe. The webhook sender
+    keeps sessions of its own: it only sends what was committed, which a test's rows never are."""
+    services.webhooks.sessions = async_sessionmaker(services.db_engine, expire_on_commit=False)
+    services.sessions.class_ = OneUnitAtATime
+    services.sessions.configure(
+        bind=connection, join_transaction_mode="create_savepoint", info={"turn": turn}
+    )
+
+
+@pytest.fixture
+async def make_services(
+    tiny_settings: Settings, tiny_engine: VllmEngine, db_connection: AsyncConnection, key_prefix: str
+) -> AsyncIterator[MakeServices]:
+    """Builds the app's services as `build_services` does for the app, on the session's engine
+    (or one wrapping it) and the test's transaction and key prefix; started: bots recorded,
+    the engine attached and every bot's prefix warm. Keyword arguments override settings.
+    Services built twice in one test share the database and Redis like two app processes."""
+    built: list[Services] = []
+    turn = asyncio.Lock()  # one unit of work at a time on the test's connection
+
+    async def make(*, engine: Engine | None = None, **settings: Any) -> Services:
+        update = {"redis_key_prefix": key_prefix, **settings}
+        services = await build_services(tiny_settings.model_copy(update=update), engine=engine or tiny_engine)
+        built.append(services)
+        join_transaction(services, db_connection, turn)
+        await services.start()
+        await services.engine.wait()
+        return services
+
+    yield make
+    for services in reversed(built):
+        await services.close()
+
+
+@pytest.fixture
+async def services(make_services: MakeServices) -> Services:
+    """The app's services on the tiny settings, for one test."""
+    return await make_services()

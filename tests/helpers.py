@@ -1,10 +1,22 @@
-"""Small helpers for talking to the widget API in tests."""
+"""Small helpers for a customer's and an agent's steps: over the widget API (the HTTP tier), or
+straight through the app's services (the service tier)."""
 
+import asyncio
 import json
+import uuid
+from typing import Any
 
 import httpx
 
 from backend import sse_reader
+from backend.agents import service as agents
+from backend.agents.models import Agent, AgentRole
+from backend.conversations import repository
+from backend.conversations.customers import NewConversation
+from backend.conversations.models import Conversation, Message
+from backend.conversations.turn_events import Accepted, Done, TurnEvent
+from backend.engine.interface import Engine
+from backend.services import Services
 
 
 async def start(client: httpx.AsyncClient, bot: str = "shop-en", **body) -> dict:
@@ -37,3 +49,77 @@ def done_event(events: list[tuple[str, dict]]) -> dict:
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "accepted" and kinds[-1] == "done", kinds
     return events[-1][1]
+
+
+# -- the service tier: the same steps, straight through the app's services -------------------
+
+
+async def open_conversation(
+    services: Services, bot: str = "shop-en", context: dict[str, Any] | None = None
+) -> NewConversation:
+    """A customer starts a conversation, as the widget route does (in a unit of work of its own)."""
+    async with services.new_work() as work:
+        return await services.customers.start(work, bot, context)
+
+
+async def take_turn(services: Services, conversation_id: str, text: str) -> list[TurnEvent]:
+    """A customer's message, as the widget route takes it, and every event of its turn."""
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, conversation_id, text)
+    return [event async for event in turn.events()]
+
+
+def done_of(events: list[TurnEvent]) -> Done:
+    assert isinstance(events[0], Accepted) and isinstance(events[-1], Done), events
+    return events[-1]
+
+
+async def stored(services: Services, conversation_id: str) -> tuple[Conversation, list[Message]]:
+    """The conversation's row and its messages, as stored now."""
+    async with services.new_work() as work:
+        conversation = await repository.require_conversation(work.db, conversation_id, fresh=True)
+        return conversation, await repository.list_messages(work.db, conversation_id)
+
+
+async def new_agent(services: Services, role: AgentRole = AgentRole.AGENT) -> Agent:
+    async with services.new_work() as work:
+        return await agents.create_agent(
+            work.db,
+            name=f"{role.value} {uuid.uuid4().hex[:6]}",
+            email=f"{uuid.uuid4().hex}@example.com",
+            role=role,
+        )
+
+
+async def assert_released(services: Services, conversation_id: str) -> None:
+    """The turn let go of its reply slot and its lock: another turn may start at once."""
+    assert services.claims.slots.taken == 0
+    async with services.claims.locks.hold(conversation_id, busy_message="the turn lock is still held"):
+        pass
+
+
+class WrappedEngine:
+    """The session's engine with something changed by a subclass; everything else passed on."""
+
+    def __init__(self, inner: Engine):
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def stream(self, prompt_ids, **options):
+        return self.inner.stream(prompt_ids, **options)
+
+
+class HeldReplies(WrappedEngine):
+    """Replies (not warm-ups) wait until the test lets them go: a turn stays running meanwhile."""
+
+    def __init__(self, inner: Engine):
+        super().__init__(inner)
+        self.go = asyncio.Event()
+
+    async def stream(self, prompt_ids, **options):
+        if str(options.get("request_id", "")).startswith("reply-"):
+            await self.go.wait()
+        async for item in self.inner.stream(prompt_ids, **options):
+            yield item

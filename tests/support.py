@@ -1,25 +1,31 @@
-"""What several test modules share: service addresses, a fresh database, a running app."""
+"""What several test modules share: service addresses, a fresh database, a running app, and
+`eventually`, the one way tests wait for something to happen."""
 
 import asyncio
 import contextlib
+import inspect
 import os
+import shutil
 import signal
 import socket
 import sys
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
+import redis.asyncio as aioredis
 import uvicorn
 from sqlalchemy import text
 
 from backend.agents import service as agents
 from backend.agents.models import AgentRole
 from backend.app import create_app
-from backend.config import Settings
+from backend.config import PROJECT_ROOT, Settings
 from backend.db import create_db_engine
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -41,6 +47,61 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(os.environ.get("PREFIXDESK_SCREENSHOTS_DIR", "var/screenshots"))
 CACHE_DIR = Path(os.environ.get("PREFIXDESK_CACHE_DIR", Path.home() / ".cache" / "prefixdesk"))
+
+
+T = TypeVar("T")
+
+
+async def eventually(
+    condition: Callable[[], T | Awaitable[T]],
+    *,
+    timeout_s: float = 10.0,
+    interval_s: float = 0.02,
+    ignoring: tuple[type[BaseException], ...] = (),
+    what: str = "",
+) -> T:
+    """The first truthy value of `condition` (a plain or an async function), polled every
+    `interval_s`: returns as soon as it holds, fails the test if it does not within `timeout_s`.
+
+    Exceptions of the `ignoring` types count as "not yet" (a server still starting up).
+    Tests wait with this, never with a fixed sleep.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            value = condition()
+            if inspect.isawaitable(value):
+                value = await value
+            if value:
+                return value
+        except ignoring as error:
+            value = error
+        if time.monotonic() >= deadline:
+            what = what or getattr(condition, "__qualname__", repr(condition))
+            raise AssertionError(f"not within {timeout_s} s: {what} (last: {value!r})")
+        await asyncio.sleep(interval_s)
+
+
+async def is_ready(client: httpx.AsyncClient) -> bool:
+    return (await client.get("/readyz")).status_code == 200
+
+
+async def delete_keys(prefix: str) -> None:
+    """Every Redis key under `prefix`, gone."""
+    client = aioredis.Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in client.scan_iter(f"{prefix}*")]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
+
+
+def copy_prompts(parent: Path) -> Path:
+    """The shipped prompts/ copied under `parent`, to be edited there."""
+    target = parent / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", target)
+    return target
 
 
 async def _admin(statement: str) -> None:
@@ -68,12 +129,12 @@ async def running_app(settings: Settings, engine) -> AsyncIterator[httpx.AsyncCl
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=120) as client:
-            for _ in range(600):
-                if (await client.get("/readyz")).status_code == 200:
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError(f"app never became ready: {app.state.services.supervisor.error}")
+            try:
+                await eventually(lambda: is_ready(client), timeout_s=60)
+            except AssertionError:
+                raise AssertionError(
+                    f"app never became ready: {app.state.services.supervisor.error}"
+                ) from None
             client.app = app
             yield client
 
@@ -98,8 +159,9 @@ async def served(settings, engine) -> AsyncIterator[str]:
     app = create_app(settings, engine=engine)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.05)
+    await eventually(lambda: server.started or task.done(), timeout_s=30, what="uvicorn started")
+    if task.done():
+        task.result()  # the server could not start: its error
     url = f"http://127.0.0.1:{port}"
     _SERVED_APPS[url] = app
     try:
@@ -111,11 +173,7 @@ async def served(settings, engine) -> AsyncIterator[str]:
 
 
 async def wait_ready(client: httpx.AsyncClient) -> None:
-    for _ in range(300):
-        if (await client.get("/readyz")).status_code == 200:
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("never ready")
+    await eventually(lambda: is_ready(client), timeout_s=30, what="/readyz answered 200")
 
 
 async def make_agent(app, role: AgentRole = AgentRole.AGENT) -> tuple[int, dict[str, str]]:
@@ -179,17 +237,20 @@ async def app_process(env: dict[str, str], log: Path, port: int | None = None) -
     url = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient(base_url=url) as client:
-            for _ in range(1200):
+
+            async def ready() -> bool:
                 if process.returncode is not None:
                     raise AssertionError(f"prefixdesk serve exited:\n{log.read_text()[-3000:]}")
-                try:
-                    if (await client.get("/readyz")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.25)
-            else:
-                raise AssertionError(f"prefixdesk serve never became ready:\n{log.read_text()[-3000:]}")
+                return await is_ready(client)
+
+            try:
+                await eventually(ready, timeout_s=300, interval_s=0.1, ignoring=(httpx.HTTPError,))
+            except AssertionError as error:
+                if process.returncode is not None:
+                    raise
+                raise AssertionError(
+                    f"prefixdesk serve never became ready:\n{log.read_text()[-3000:]}"
+                ) from error
         yield AppProcess(url, process, log)
     finally:
         await stop_process_group(process)

@@ -1,6 +1,7 @@
 """Fixed-window rate limits shared by every app process (Redis), or per process without Redis."""
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from redis.asyncio import Redis
@@ -16,12 +17,13 @@ class RateLimiter(Protocol):
 
 
 class RedisRateLimiter:
-    def __init__(self, redis: Redis, *, key_prefix: str):
+    def __init__(self, redis: Redis, *, key_prefix: str, clock: Callable[[], float] = time.time):
         self._redis = redis  # the process's client, closed by its owner
         self._prefix = f"{key_prefix}ratelimit:"
+        self._clock = clock
 
     async def hit(self, key: str, *, limit: int, window_s: int) -> int | None:
-        now = int(time.time())
+        now = int(self._clock())
         window = now - now % window_s
         redis_key = f"{self._prefix}{key}:{window}"
         async with self._redis.pipeline(transaction=False) as pipe:

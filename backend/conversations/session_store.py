@@ -8,6 +8,7 @@ the prompt is rebuilt from Postgres, token for token the same.
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -34,28 +35,29 @@ class SessionStore(Protocol):
 class MemorySessionStore:
     """For a single app process when no Redis is configured."""
 
-    def __init__(self, ttl_s: int):
+    def __init__(self, ttl_s: int, clock: Callable[[], float] = time.monotonic):
         self._ttl_s = ttl_s
+        self._clock = clock
         self._sessions: dict[str, tuple[float, Session]] = {}
         self._turns: dict[str, float] = {}
         self._lock = asyncio.Lock()
 
     async def get(self, conversation_id: str) -> Session | None:
         entry = self._sessions.get(conversation_id)
-        if entry is None or entry[0] < time.monotonic():
+        if entry is None or entry[0] < self._clock():
             self._sessions.pop(conversation_id, None)
             return None
         return entry[1]
 
     async def put(self, conversation_id: str, session: Session) -> None:
-        self._sessions[conversation_id] = (time.monotonic() + self._ttl_s, session)
+        self._sessions[conversation_id] = (self._clock() + self._ttl_s, session)
 
     async def delete(self, conversation_id: str) -> None:
         self._sessions.pop(conversation_id, None)
 
     async def try_lock_turn(self, conversation_id: str, ttl_s: int) -> bool:
         async with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             if self._turns.get(conversation_id, 0) > now:
                 return False
             self._turns[conversation_id] = now + ttl_s
@@ -66,7 +68,7 @@ class MemorySessionStore:
 
     async def extend_turn(self, conversation_id: str, ttl_s: int) -> None:
         if conversation_id in self._turns:
-            self._turns[conversation_id] = time.monotonic() + ttl_s
+            self._turns[conversation_id] = self._clock() + ttl_s
 
     async def ping(self) -> bool:
         return True

@@ -1,0 +1,37 @@
+"""The browser tier's fixtures: Debian's Chromium, a page, and the app served on loopback."""
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from backend.config import Settings
+from backend.engine.vllm_engine import VllmEngine
+from tests.support import CHROMIUM, CHROMIUM_ARGS, served, wait_ready
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """Debian's Chromium, driven by Playwright (no browser download)."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        await browser.close()
+
+
+@pytest.fixture
+async def page(browser):
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    page = await context.new_page()
+    yield page
+    await context.close()
+
+
+@pytest.fixture
+async def live_url(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[str]:
+    """The app served on loopback, ready, for the browser."""
+    async with served(tiny_settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
+        await wait_ready(client)
+        yield url

@@ -1,0 +1,204 @@
+"""Remote mode end to end: two `vllm serve` replicas on the tiny model behind two app processes.
+
+Both app processes share the session's Postgres and Redis; the replicas run as the embedded
+engine would (same block size, KV cache size and context window).
+"""
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+from sqlalchemy import text
+
+from backend.agents import service as agents
+from backend.agents.models import AgentRole
+from backend.config import Settings
+from backend.db import create_db_engine, create_session_factory
+from backend.engine.local_replicas import LocalReplica, start_local_replicas
+from backend.engine.routing import ring
+from tests.helpers import done_event, send, start
+from tests.support import app_process, eventually, free_port, serve_env
+
+QUESTIONS = [
+    "Do you ship to Norway?",
+    "How long does a refund take?",
+    "Can I change the size of my order?",
+    "Is the tent waterproof?",
+]
+
+
+@pytest.fixture(scope="module")
+async def replicas(tiny_settings: Settings, tmp_path_factory) -> AsyncIterator[list[LocalReplica]]:
+    logs = tmp_path_factory.mktemp("replicas")
+    started = await start_local_replicas(tiny_settings, tiny_settings.model, [free_port(), free_port()], logs)
+    yield started
+    await asyncio.gather(*(replica.stop() for replica in started))
+
+
+@pytest.fixture(scope="module")
+async def apps(tiny_settings: Settings, replicas, tmp_path_factory) -> AsyncIterator[list[httpx.AsyncClient]]:
+    """Two `prefixdesk serve` processes with engine=remote, on the session's Postgres and Redis."""
+    logs = tmp_path_factory.mktemp("apps")
+    env = serve_env(
+        tiny_settings,  # its model gives the tokenizer; no engine runs in the apps
+        PREFIXDESK_ENGINE="remote",
+        PREFIXDESK_ENGINE_URLS=",".join(replica.url for replica in replicas),
+        PREFIXDESK_HEALTH_CHECK_INTERVAL_S="0.5",
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        clients = []
+        for i in range(2):
+            app = await stack.enter_async_context(app_process(env, logs / f"app-{i}.log"))
+            clients.append(await stack.enter_async_context(httpx.AsyncClient(base_url=app.url, timeout=120)))
+        yield clients
+
+
+async def finished_requests(replicas: list[LocalReplica]) -> dict[str, float]:
+    """Each replica's count of finished requests, from its own /metrics."""
+    counts = {}
+    async with httpx.AsyncClient(timeout=5) as client:
+        for replica in replicas:
+            try:
+                body = (await client.get(f"{replica.url}/metrics")).text
+            except httpx.HTTPError:
+                counts[replica.url] = -1.0  # gone
+                continue
+            counts[replica.url] = sum(
+                float(line.rsplit(" ", 1)[1])
+                for line in body.splitlines()
+                if line.startswith("vllm:request_success_total")
+            )
+    return counts
+
+
+async def turn_on(client, replicas, conversation: dict, question: str) -> tuple[dict, str]:
+    """One customer turn; the reply's done event and the replica that generated it."""
+    before = await finished_requests(replicas)
+    done = done_event(await send(client, conversation, question))
+
+    async def served() -> list[str]:
+        """The replicas that finished a request since: each counts it a moment after its last chunk."""
+        after = await finished_requests(replicas)
+        return [url for url in after if after[url] > before[url] >= 0]
+
+    urls = await eventually(served, timeout_s=5, interval_s=0.05, what="a replica counted the request")
+    assert len(urls) == 1, (before, urls)
+    return done, urls[0]
+
+
+def full_blocks(tokens: int, block_size: int = 32) -> int:
+    return tokens // block_size * block_size
+
+
+async def test_a_conversation_stays_on_one_replica_through_both_app_processes(apps, replicas, tiny_settings):
+    first, second = apps
+    conversation = await start(first)
+    one, home = await turn_on(first, replicas, conversation, QUESTIONS[0])
+    # The bot's prefix was warmed on every replica at start-up, so even turn 1 hits.
+    assert one["cached_tokens"] >= 256
+    two, again = await turn_on(second, replicas, conversation, QUESTIONS[1])
+    three, still = await turn_on(first, replicas, conversation, QUESTIONS[2])
+    assert home == again == still
+    # Each turn is served from the cache of everything before it, whichever process sent it.
+    assert two["cached_tokens"] >= full_blocks(one["prompt_tokens"])
+    assert three["cached_tokens"] >= full_blocks(two["prompt_tokens"])
+    key = f"{tiny_settings.redis_key_prefix}route:{conversation['conversation_id']}"
+    store = aioredis.Redis.from_url(tiny_settings.redis_url, decode_responses=True)
+    assert await store.get(key) == home
+    await store.aclose()
+
+
+async def test_new_conversations_are_placed_by_the_hash_ring_and_each_process_agrees(apps, replicas):
+    first, second = apps
+    urls = [replica.url for replica in replicas]
+    homes, expected = {}, {}
+    # One turn at a time, so loads stay under the bound and placement is the hash alone;
+    # enough conversations that the ring puts some on each replica.
+    while len(homes) < 4 or set(expected.values()) != set(urls):
+        conversation = await start(second if len(homes) % 2 else first)
+        cid = conversation["conversation_id"]
+        _, homes[cid] = await turn_on(first, replicas, conversation, QUESTIONS[len(homes) % 4])
+        _, again = await turn_on(second, replicas, conversation, QUESTIONS[(len(homes) + 1) % 4])
+        assert homes[cid] == again
+        expected[cid] = ring.lookup(cid, urls, {}, 1.25)
+    assert homes == expected
+
+
+async def admin_headers(database_url: str) -> dict[str, str]:
+    db = create_db_engine(database_url)
+    async with create_session_factory(db)() as session:
+        agent = await agents.create_agent(
+            session, name="Ops", email=f"{uuid.uuid4().hex[:10]}@example.com", role=AgentRole.ADMIN
+        )
+        _token, plain = await agents.issue_token(session, agent)
+        await session.commit()
+    await db.dispose()
+    return {"Authorization": f"Bearer {plain}"}
+
+
+async def reply_totals(client, headers) -> dict:
+    response = await client.get("/api/v1/admin/metrics", params={"window": 3600}, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()["totals"]
+
+
+async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, replicas, tiny_settings):
+    first, second = apps
+    admin = await admin_headers(tiny_settings.database_url)
+    totals_before = await reply_totals(second, admin)
+    replies: list[dict] = []
+    conversations, homes, turn_one = [], {}, {}
+    for i in range(6):
+        conversation = await start(first)
+        # Its own words from the first token on: no other conversation shares its history's blocks.
+        question = f"Order {uuid.uuid4().hex}: {QUESTIONS[i % 4]} I bought it last week, thanks a lot."
+        done, home = await turn_on(first, replicas, conversation, question)
+        replies.append(done)
+        conversations.append(conversation)
+        homes[conversation["conversation_id"]] = home
+        turn_one[conversation["conversation_id"]] = done
+    victim = next(replica for replica in replicas if replica.url in set(homes.values()))
+    survivor = next(replica for replica in replicas if replica is not victim)
+    victim.kill()
+    for i, conversation in enumerate(conversations):
+        cid = conversation["conversation_id"]
+        done, served = await turn_on(
+            second if i % 2 else first, replicas, conversation, "And one more thing?"
+        )
+        replies.append(done)
+        assert served == survivor.url and done["finish_reason"] in ("stop", "length")
+        if homes[cid] == victim.url:
+            # A miss on its history; the bot's prefix was warmed there too.
+            assert 256 <= done["cached_tokens"] < full_blocks(turn_one[cid]["prompt_tokens"])
+        else:
+            assert done["cached_tokens"] >= full_blocks(turn_one[cid]["prompt_tokens"])
+    for client in apps:
+        assert (await client.get("/readyz")).status_code == 200
+    # Both processes' replies counted once each in the shared metrics, none as an error.
+    totals = await reply_totals(first, admin)
+    assert totals["replies"] - totals_before["replies"] == len(replies) == 12
+    assert totals["errors"] == totals_before["errors"]
+    for field in ("prompt_tokens", "cached_tokens"):
+        assert totals[field] - totals_before[field] == sum(done[field] for done in replies)
+    # Nothing lost, nothing twice: every turn stored once, in order, every reply complete.
+    db = create_db_engine(tiny_settings.database_url)
+    async with db.connect() as connection:
+        rows = (
+            await connection.execute(
+                text(
+                    "SELECT conversation_id, seq, role, status FROM messages "
+                    "WHERE conversation_id = ANY(:ids) ORDER BY conversation_id, seq"
+                ),
+                {"ids": list(homes)},
+            )
+        ).all()
+    await db.dispose()
+    for cid in homes:
+        mine = [(seq, role, status) for c, seq, role, status in rows if c == cid]
+        assert [role for _, role, _ in mine] == ["user", "assistant", "user", "assistant"], mine
+        assert [seq for seq, _, _ in mine] == sorted({seq for seq, _, _ in mine})
+        assert all(status == "complete" for _, role, status in mine if role == "assistant"), mine

@@ -1,0 +1,131 @@
+"""Outgoing webhooks: signed, retried with backoff, and never in a chat turn's way."""
+
+import asyncio
+import hashlib
+import hmac
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from backend.agents.models import AgentRole
+from tests.helpers import done_event, send, start
+from tests.support import eventually, free_port, make_agent, running_app
+
+
+@asynccontextmanager
+async def receiver(fail_first: int) -> AsyncIterator[tuple[str, list]]:
+    """A webhook endpoint on loopback that answers 500 to its first `fail_first` calls."""
+    received: list[tuple[dict, bytes, int]] = []
+
+    async def hook(request: Request):
+        body = await request.body()
+        received.append((dict(request.headers), body, len(received) + 1))
+        return JSONResponse({}, status_code=500 if len(received) <= fail_first else 200)
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            Starlette(routes=[Route("/hook", hook, methods=["POST"])]),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+        )
+    )
+    task = asyncio.create_task(server.serve())
+    await eventually(lambda: server.started, what="the receiver started")
+    try:
+        yield f"http://127.0.0.1:{port}/hook", received
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+def fast_retries(tiny_settings):
+    return tiny_settings.model_copy(update={"webhook_backoff_base_s": 0.2, "webhook_poll_interval_s": 0.05})
+
+
+async def deliveries(client, admin, webhook_id):
+    return (await client.get(f"/api/v1/webhooks/{webhook_id}/deliveries", headers=admin)).json()
+
+
+async def test_deliveries_are_signed_and_retried_until_they_succeed(fast_retries, tiny_engine):
+    async with running_app(fast_retries, tiny_engine) as client, receiver(fail_first=2) as (url, received):
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        created = await client.post(
+            "/api/v1/webhooks", headers=admin, json={"url": url, "events": ["conversation.created"]}
+        )
+        assert created.status_code == 201
+        webhook = created.json()
+        try:
+            conversation = await start(client)
+
+            async def delivered() -> list | None:
+                rows = await deliveries(client, admin, webhook["id"])
+                return rows if rows and rows[0]["status"] == "delivered" else None
+
+            rows = await eventually(delivered, timeout_s=10)
+            assert [(r["event_type"], r["status"], r["attempts"]) for r in rows] == [
+                ("conversation.created", "delivered", 3)
+            ]
+            assert len(received) == 3
+            headers, body, _ = received[-1]
+            expected = hmac.new(
+                webhook["secret"].encode(),
+                headers["x-prefixdesk-timestamp"].encode() + b"." + body,
+                hashlib.sha256,
+            ).hexdigest()
+            assert headers["x-prefixdesk-signature"] == f"sha256={expected}"
+            payload = json.loads(body)
+            assert payload["type"] == "conversation.created"
+            assert payload["conversation_id"] == conversation["conversation_id"]
+            assert {b for _, b, _ in received} == {body}  # retries send the same event
+        finally:
+            await client.delete(f"/api/v1/webhooks/{webhook['id']}", headers=admin)
+
+
+async def test_a_dead_webhook_never_blocks_a_chat_turn(fast_retries, tiny_engine):
+    async with running_app(fast_retries, tiny_engine) as client:
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        webhook = (
+            await client.post(
+                "/api/v1/webhooks",
+                headers=admin,
+                json={"url": f"http://127.0.0.1:{free_port()}/gone", "events": []},
+            )
+        ).json()
+        try:
+            conversation = await start(client)
+            done = done_event(await send(client, conversation, "Is delivery free over 60 EUR?"))
+            assert done["total_ms"] < 5000
+
+            async def tried() -> list | None:
+                """Both events' deliveries, once each has been attempted."""
+                rows = await deliveries(client, admin, webhook["id"])
+                kinds = {r["event_type"] for r in rows}
+                attempted = all(r["attempts"] >= 1 for r in rows)
+                return rows if kinds == {"conversation.created", "message.created"} and attempted else None
+
+            rows = await eventually(tried, timeout_s=10)
+            assert all(
+                r["status"] == "pending" and r["attempts"] >= 1 and "Connect" in r["last_error"] for r in rows
+            )
+        finally:
+            await client.delete(f"/api/v1/webhooks/{webhook['id']}", headers=admin)
+
+
+async def test_webhook_input_is_checked(client):
+    _, admin = await make_agent(client.app, AgentRole.ADMIN)
+    bad_event = await client.post(
+        "/api/v1/webhooks", headers=admin, json={"url": "http://127.0.0.1:9/x", "events": ["nope"]}
+    )
+    assert bad_event.status_code == 422 and "unknown event types" in bad_event.json()["detail"]
+    bad_url = await client.post("/api/v1/webhooks", headers=admin, json={"url": "ftp://x", "events": []})
+    assert bad_url.status_code == 422
