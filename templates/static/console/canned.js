@@ -2,7 +2,7 @@
  * reply by typing "/" and its shortcode (a list of suggestions and a preview of what is sent). */
 
 import { $, el, showError } from "../shared/dom.js";
-import { api } from "./session.js";
+import { api } from "./client.js";
 import { announce, state } from "./state.js";
 
 const suggestion = { items: [], active: -1 };

@@ -4,7 +4,8 @@
 import { $, showError } from "../shared/dom.js";
 import { closeSuggestions, onSuggestionKeydown, updatePreview } from "./canned.js";
 import { refreshInbox } from "./inbox.js";
-import { api, conversationPath } from "./session.js";
+import { listen } from "./signals.js";
+import { api, conversationPath } from "./client.js";
 import { announce, state } from "./state.js";
 import { loadTranscript } from "./transcript.js";
 
@@ -14,7 +15,7 @@ const COMPOSER_TABS = {
 };
 
 // Replying is off once the conversation is resolved; the hint says what a reply will do.
-export function renderComposer(t) {
+function renderComposer(t) {
   const resolved = t.status === "resolved";
   $("reply-input").disabled = resolved;
   $("reply-send").disabled = resolved;
@@ -107,6 +108,7 @@ function bindTabs() {
 
 export function bindComposer() {
   bindTabs();
+  listen("transcript-shown", renderComposer);
   $("reply-form").addEventListener("submit", (event) => {
     event.preventDefault();
     sendReply();

@@ -5,11 +5,12 @@ import { $, showError } from "../shared/dom.js";
 import { closeSuggestions, updatePreview } from "./canned.js";
 import { shortId } from "./format.js";
 import { refreshInbox, renderInbox } from "./inbox.js";
-import { api, conversationPath } from "./session.js";
+import { listen } from "./signals.js";
+import { api, conversationPath } from "./client.js";
 import { announce, state } from "./state.js";
 import { loadTranscript } from "./transcript.js";
 
-export function selectConversation(id) {
+function selectConversation(id) {
   const hash = `#conversation=${encodeURIComponent(id)}`;
   if (location.hash !== hash) history.pushState(null, "", hash);
   openConversation(id);
@@ -85,7 +86,7 @@ function validActions(t) {
 }
 
 // Shows only the actions that make sense for the conversation as it is.
-export function renderActions(t) {
+function renderActions(t) {
   const valid = validActions(t);
   for (const button of $("actions").querySelectorAll("button[data-action]")) {
     button.hidden = !valid[button.dataset.action];
@@ -115,6 +116,8 @@ async function runAction(name, button) {
 }
 
 export function bindConversation() {
+  listen("conversation-chosen", selectConversation);
+  listen("transcript-shown", renderActions);
   $("actions").addEventListener("click", (event) => {
     const button = event.target.closest("button[data-action]");
     if (button) runAction(button.dataset.action, button);

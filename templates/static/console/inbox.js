@@ -1,9 +1,9 @@
 /* The inbox: the filtered, paged list of conversations, and the keyboard moves through it. */
 
 import { $, debounce, el, showError } from "../shared/dom.js";
-import { selectConversation } from "./conversation.js";
 import { agentName, shortId, statusBadge, timeAgo, timeNode } from "./format.js";
-import { api } from "./session.js";
+import { api } from "./client.js";
+import { signal } from "./signals.js";
 import { PAGE_SIZE, REFRESH_DEBOUNCE_MS, SEARCH_DEBOUNCE_MS, state } from "./state.js";
 
 function inboxQuery() {
@@ -83,7 +83,7 @@ export function renderInbox() {
         item.assignee_id !== null ? ` · ${agentName(item.assignee_id)}` : "",
       ),
     );
-    button.addEventListener("click", () => selectConversation(item.id));
+    button.addEventListener("click", () => signal("conversation-chosen", item.id));
     return el("li", {}, button);
   });
   list.replaceChildren(...rows);

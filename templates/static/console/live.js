@@ -4,7 +4,7 @@
 import { $ } from "../shared/dom.js";
 import { followEvents } from "../shared/sse.js";
 import { refreshInbox } from "./inbox.js";
-import { signOut } from "./session.js";
+import { signal } from "./signals.js";
 import { announce, state } from "./state.js";
 import { refreshTranscript } from "./transcript.js";
 
@@ -48,7 +48,7 @@ async function onRefused(response) {
   } catch {
     // keep the generic text
   }
-  signOut(`Signed out: ${detail}`);
+  signal("unauthorized", `Signed out: ${detail}`);
   return true;
 }
 

@@ -3,7 +3,9 @@
  *
  *   state.js         the shared state, constants and labels
  *   format.js        times, names, durations, status badges
- *   session.js       signing in and out; the signed-in API calls
+ *   signals.js       what a part tells the parts above it, without importing them
+ *   client.js        the signed-in API calls
+ *   session.js       signing in and out
  *   inbox.js         the filtered, paged conversation list
  *   conversation.js  opening a conversation; its actions
  *   transcript.js    the open conversation's transcript, updated in place

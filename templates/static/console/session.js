@@ -1,27 +1,16 @@
-/* Signing in and out, and the signed-in calls to the agents' API. */
+/* Signing in and out: on sign-in everything loads and the live stream starts; on sign-out
+ * (asked, or signalled by a refused token) everything is cleared. */
 
-import { ApiError, request } from "../shared/api.js";
+import { request } from "../shared/api.js";
 import { $, showError } from "../shared/dom.js";
 import { loadCanned } from "./canned.js";
+import { api } from "./client.js";
 import { openFromLocation } from "./conversation.js";
 import { loadInbox, renderInbox } from "./inbox.js";
 import { startEvents, stopEvents } from "./live.js";
+import { listen } from "./signals.js";
 import { TOKEN_KEY, state } from "./state.js";
 import { renderTranscript } from "./transcript.js";
-
-// Signed-in calls: a 401 means the token was revoked meanwhile, so the session ends.
-export async function api(path, options = {}) {
-  try {
-    return await request(path, { token: state.token, ...options });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401 && state.token) {
-      signOut(`Signed out: ${error.detail}`);
-    }
-    throw error;
-  }
-}
-
-export const conversationPath = (id, suffix = "") => `/api/v1/conversations/${encodeURIComponent(id)}${suffix}`;
 
 async function signIn(token, { restoring = false } = {}) {
   const me = await request("/api/v1/me", { token });
@@ -43,7 +32,7 @@ async function signIn(token, { restoring = false } = {}) {
   if (!restoring) $("filter-status").focus();
 }
 
-export function signOut(message) {
+function signOut(message) {
   stopEvents();
   sessionStorage.removeItem(TOKEN_KEY);
   Object.assign(state, {
@@ -113,6 +102,7 @@ export function bindSession() {
     }
   });
   $("sign-out").addEventListener("click", () => signOut("Signed out."));
+  listen("unauthorized", signOut);
 }
 
 // Signs in again with the token this tab kept, if any.

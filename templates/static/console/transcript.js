@@ -2,11 +2,10 @@
  * (messages and private notes in time order), updated in place on a live refresh. */
 
 import { $, debounce, el, showError } from "../shared/dom.js";
-import { renderComposer } from "./composer.js";
-import { renderActions } from "./conversation.js";
+import { api, conversationPath } from "./client.js";
 import { greetingNode, messageNode, noteNode } from "./entries.js";
 import { agentName, shortId, shortTime, statusBadge, timeNode } from "./format.js";
-import { api, conversationPath } from "./session.js";
+import { signal } from "./signals.js";
 import { HANDOFF_LABELS, REFRESH_DEBOUNCE_MS, announce, state } from "./state.js";
 
 export async function loadTranscript({ scrollToEnd = false } = {}) {
@@ -42,8 +41,7 @@ export function renderTranscript(t) {
   const started = t.messages.length ? t.messages[0].created_at : null;
   $("conversation-started").replaceChildren(started ? timeNode(started, shortTime) : "Not yet");
   renderContext(t.context);
-  renderActions(t);
-  renderComposer(t);
+  signal("transcript-shown", t); // the actions and the composer follow the conversation's status
 
   const entries = [
     ...t.messages.map((message) => ({
