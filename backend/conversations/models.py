@@ -36,6 +36,13 @@ class MessageStatus(enum.StrEnum):
     INTERRUPTED = "interrupted"  # an agent took over while the bot was replying
 
 
+class ReplyFeedback(enum.StrEnum):
+    """What a customer thought of a bot reply: thumbs up or down."""
+
+    UP = "up"
+    DOWN = "down"
+
+
 class Conversation(Base):
     __tablename__ = "conversations"
 
@@ -85,6 +92,9 @@ class Message(Base):
     total_ms: Mapped[float | None] = mapped_column(Float)
     finish_reason: Mapped[str | None] = mapped_column(String(16))
     error: Mapped[str | None] = mapped_column(Text)
+    # The customer's rating of a bot reply (null: none, or taken back) and when it last changed.
+    feedback: Mapped[ReplyFeedback | None] = mapped_column(string_enum(ReplyFeedback, "reply_feedback"))
+    feedback_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
