@@ -54,6 +54,16 @@ async def get_message(db: AsyncSession, message_id: int) -> Message:
     return message
 
 
+async def lock_message(db: AsyncSession, conversation_id: str, message_id: int) -> Message | None:
+    """The message, read again and locked until the transaction ends, if it is in this conversation."""
+    return await db.scalar(
+        select(Message)
+        .where(Message.id == message_id, Message.conversation_id == conversation_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+
+
 async def conversations_per_prompt_version(db: AsyncSession) -> dict[int, int]:
     rows = await db.execute(
         select(Conversation.prompt_version_id, func.count()).group_by(Conversation.prompt_version_id)

@@ -1,5 +1,5 @@
 """The widget API: start a conversation, send a message (reply over SSE), read the history,
-follow an agent's replies live."""
+rate the bot's replies, follow an agent's replies live."""
 
 from typing import Annotated
 
@@ -8,12 +8,15 @@ from sse_starlette import EventSourceResponse
 
 from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
-from backend.api.inputs import ConversationId, JsonRoute
+from backend.api.inputs import ConversationId, JsonRoute, RowIdPath
 from backend.api.rate_limits import RateLimits
 from backend.conversations.customers import CustomerConversations
+from backend.conversations.feedback import rate_reply
 from backend.conversations.models import Conversation, MessageRole
 from backend.conversations.schemas import (
     ConversationStarted,
+    FeedbackIn,
+    FeedbackOut,
     History,
     MessageOut,
     SendMessage,
@@ -104,6 +107,16 @@ async def history(conversation: CustomerConversation, customers: Customers, work
         greeting=greeting,
         messages=[MessageOut.model_validate(m) for m in messages],
     )
+
+
+@router.put("/conversations/{conversation_id}/messages/{message_id}/feedback", responses=ERRORS)
+async def give_feedback(
+    message_id: RowIdPath, body: FeedbackIn, conversation: CustomerConversation, work: Work
+) -> FeedbackOut:
+    """Thumbs up or down on one of the bot's complete replies in this conversation; null takes it
+    back. Agents' streams and webhooks get a `message.feedback` event when it changes."""
+    message = await rate_reply(work, conversation, message_id, body.feedback)
+    return FeedbackOut(message_id=message.id, feedback=message.feedback, feedback_at=message.feedback_at)
 
 
 def customer_sees(conversation_id: str, event: Event) -> bool:

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, field_validator
 
 from backend.api.inputs import StorableText
+from backend.conversations.models import ReplyFeedback
 
 MAX_CONTEXT_KEYS = 20
 MAX_CONTEXT_VALUE_CHARS = 500
@@ -63,9 +64,23 @@ class MessageOut(BaseModel):
     ttft_ms: float | None = None
     total_ms: float | None = None
     finish_reason: str | None = None
+    feedback: str | None = Field(default=None, description="The customer's rating of a bot reply: up, down.")
+    feedback_at: datetime | None = None
     created_at: datetime
 
     model_config = {"from_attributes": True}
+
+
+class FeedbackIn(BaseModel):
+    feedback: ReplyFeedback | None = Field(
+        description="`up` (helpful) or `down` (not helpful); null takes the rating back.", examples=["up"]
+    )
+
+
+class FeedbackOut(BaseModel):
+    message_id: int
+    feedback: ReplyFeedback | None
+    feedback_at: datetime | None
 
 
 class History(BaseModel):

@@ -1,4 +1,5 @@
-"""Live events (conversation created, message created, status changed, handoff requested).
+"""Live events (conversation created, message created, status changed, handoff requested,
+a customer's feedback on a reply).
 
 Published after the change is committed; every app process subscribed to the same Redis
 channel sees every event, so an agent's stream works whichever process serves it.
@@ -24,7 +25,8 @@ CONVERSATION_CREATED = "conversation.created"
 MESSAGE_CREATED = "message.created"
 STATUS_CHANGED = "conversation.status_changed"
 HANDOFF_REQUESTED = "conversation.handoff_requested"
-EVENT_TYPES = (CONVERSATION_CREATED, MESSAGE_CREATED, STATUS_CHANGED, HANDOFF_REQUESTED)
+MESSAGE_FEEDBACK = "message.feedback"  # a customer rated a bot reply, changed or took back the rating
+EVENT_TYPES = (CONVERSATION_CREATED, MESSAGE_CREATED, STATUS_CHANGED, HANDOFF_REQUESTED, MESSAGE_FEEDBACK)
 # Between app processes only (not streamed to agents, not sent to webhooks).
 PROMPTS_RELOADED = "prompts.reloaded"
 
