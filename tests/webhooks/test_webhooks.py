@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from backend.agents.models import AgentRole
-from tests.helpers import done_event, send, start
+from tests.helpers import auth, done_event, send, start
 from tests.support import eventually, free_port, make_agent, running_app
 
 
@@ -87,6 +87,31 @@ async def test_deliveries_are_signed_and_retried_until_they_succeed(fast_retries
             assert payload["type"] == "conversation.created"
             assert payload["conversation_id"] == conversation["conversation_id"]
             assert {b for _, b, _ in received} == {body}  # retries send the same event
+        finally:
+            await client.delete(f"/api/v1/webhooks/{webhook['id']}", headers=admin)
+
+
+async def test_a_customers_feedback_is_delivered_as_it_changes(fast_retries, tiny_engine):
+    async with running_app(fast_retries, tiny_engine) as client, receiver(fail_first=0) as (url, received):
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        subscribed = {"url": url, "events": ["message.feedback"]}
+        webhook = (await client.post("/api/v1/webhooks", headers=admin, json=subscribed)).json()
+        try:
+            conversation = await start(client)
+            reply_id = done_event(await send(client, conversation, "Can I return a tent?"))["message_id"]
+            cid = conversation["conversation_id"]
+            rate_url = f"/api/v1/widget/conversations/{cid}/messages/{reply_id}/feedback"
+            for feedback in ("up", "down"):
+                rated = await client.put(rate_url, json={"feedback": feedback}, headers=auth(conversation))
+                assert rated.status_code == 200, rated.text
+
+            await eventually(lambda: len(received) == 2, timeout_s=10, what="both changes delivered")
+            payloads = [json.loads(body) for _, body, _ in received]
+            assert {p["type"] for p in payloads} == {"message.feedback"}
+            assert {p["conversation_id"] for p in payloads} == {cid}
+            changes = sorted((p["data"]["previous"] or "", p["data"]["feedback"]) for p in payloads)
+            assert changes == [("", "up"), ("up", "down")]
+            assert {p["data"]["message_id"] for p in payloads} == {reply_id}
         finally:
             await client.delete(f"/api/v1/webhooks/{webhook['id']}", headers=admin)
 
