@@ -1,33 +1,36 @@
-"""The reports endpoint."""
+"""The reports endpoints: the whole report, and the customers' feedback alone."""
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from backend.agents.auth import CurrentAgent
 from backend.api.deps import Work
 from backend.api.errors import error_responses
 from backend.api.inputs import StorableText
 from backend.errors import InvalidInput
+from backend.reports.feedback import added, feedback_per_bot
 from backend.reports.service import as_utc, build_report
 
 router = APIRouter(prefix="/api/v1/reports", tags=["agents: reports"])
 
 
-@router.get("", responses=error_responses(401, 403, 422))
-async def report(
-    _agent: CurrentAgent,
-    work: Work,
+@dataclass(frozen=True)
+class Window:
+    start: datetime
+    end: datetime
+    bot: str | None
+
+
+def report_window(
     from_: Annotated[
         datetime | None, Query(alias="from", description="Start (inclusive); default 7 days ago.")
     ] = None,
     to: Annotated[datetime | None, Query(description="End (exclusive); default now.")] = None,
     bot: Annotated[StorableText | None, Query(max_length=64)] = None,
-) -> dict[str, Any]:
-    """Conversations, messages, resolved by the bot vs handed off, first human response time and
-    resolution time (both from the handoff on: the bot's time is excluded), overall and per bot."""
+) -> Window:
     try:
         end = as_utc(to).astimezone(UTC) if to else datetime.now(UTC)
         start = as_utc(from_).astimezone(UTC) if from_ else end - timedelta(days=7)
@@ -35,9 +38,34 @@ async def report(
         raise InvalidInput("'from' and 'to' must lie between the years 1 and 9999 in UTC") from None
     if start >= end:
         raise InvalidInput("'from' must be before 'to'")
-    result = await build_report(work.db, start, end, bot)
+    return Window(start, end, bot)
+
+
+ReportWindow = Annotated[Window, Depends(report_window)]
+
+
+@router.get("", responses=error_responses(401, 403, 422))
+async def report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict[str, Any]:
+    """Conversations, messages, resolved by the bot vs handed off, first human response time and
+    resolution time (both from the handoff on: the bot's time is excluded), and the customers'
+    thumbs up and down on the bot's replies, overall and per bot."""
+    result = await build_report(work.db, window.start, window.end, window.bot)
     return {
         **result,
         "total": asdict(result["total"]),
         "per_bot": {slug: asdict(r) for slug, r in result["per_bot"].items()},
+    }
+
+
+@router.get("/feedback", responses=error_responses(401, 403, 422))
+async def feedback_report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict[str, Any]:
+    """The customers' thumbs up and down on the bot's replies written in the range, and the share
+    rated up, overall and per bot: the admin page's figures, without the rest of the report."""
+    per_bot = await feedback_per_bot(work.db, window.start, window.end, window.bot)
+    return {
+        "from": window.start,
+        "to": window.end,
+        "bot": window.bot,
+        "total": asdict(added(per_bot.values())),
+        "per_bot": {slug: asdict(counts) for slug, counts in per_bot.items()},
     }

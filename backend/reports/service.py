@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.conversations.models import Conversation, ConversationStatus, Message
 from backend.prompting.models import Bot
+from backend.reports.feedback import FeedbackCounts, added, feedback_per_bot
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -31,6 +32,7 @@ class BotReport:
     handed_off: int = 0
     first_human_response_s: dict[str, float | None] = field(default_factory=dict)
     resolution_s: dict[str, float | None] = field(default_factory=dict)
+    feedback: FeedbackCounts = field(default_factory=FeedbackCounts)
 
 
 async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: str | None) -> dict[str, Any]:
@@ -55,7 +57,11 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
     message_counts: dict[str, dict[str, int]] = {}
     for slug, message_role, count in counts:
         message_counts.setdefault(slug, {})[message_role.value] = count
-    per_bot = {slug: _summarise(rows, message_counts.get(slug, {})) for slug, rows in sorted(by_bot.items())}
+    feedback = await feedback_per_bot(db, start, end, bot)
+    per_bot = {
+        slug: _summarise(rows, message_counts.get(slug, {}), feedback.get(slug, FeedbackCounts()))
+        for slug, rows in sorted(by_bot.items())
+    }
     every = [c for rows in by_bot.values() for c in rows]
     total_messages: dict[str, int] = {}
     for counts_of_bot in message_counts.values():
@@ -65,12 +71,14 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
         "from": start,
         "to": end,
         "bot": bot,
-        "total": _summarise(every, total_messages),
+        "total": _summarise(every, total_messages, added(feedback.values())),
         "per_bot": per_bot,
     }
 
 
-def _summarise(conversations: list[Conversation], messages: dict[str, int]) -> BotReport:
+def _summarise(
+    conversations: list[Conversation], messages: dict[str, int], feedback: FeedbackCounts
+) -> BotReport:
     handed = [c for c in conversations if c.handed_off_at is not None]
     first_reply = [
         (as_utc(c.first_human_reply_at) - as_utc(c.handed_off_at)).total_seconds()
@@ -91,4 +99,5 @@ def _summarise(conversations: list[Conversation], messages: dict[str, int]) -> B
         handed_off=len(handed),
         first_human_response_s=_seconds(first_reply),
         resolution_s=_seconds(resolution),
+        feedback=feedback,
     )
