@@ -24,6 +24,7 @@ PARTS = (
     "state.js",  # the conversation's state; the saved conversation
     "render.js",  # messages, notices, errors, typing dots, badge, status
     "server.js",  # requests, errors, server-sent events
+    "feedback.js",  # thumbs up and down under the bot's finished replies
     "conversation.js",  # starting or restoring the conversation
     "live.js",  # the live event stream
     "send.js",  # sending a message, the streamed reply

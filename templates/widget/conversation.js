@@ -74,7 +74,10 @@
       } else if (message.role === "assistant" && message.status === "failed") {
         append(el("p", { className: "failed", text: T.replyFailed }));
       } else if (message.role === "user" || message.status === "complete" || tidy(message.text)) {
-        addMessage(message.role, message.text, { id: message.id });
+        const bubble = addMessage(message.role, message.text, { id: message.id });
+        if (message.role === "assistant" && message.status === "complete") {
+          addFeedback(bubble, message.id, message.feedback);
+        }
       }
     }
     applyStatus(history.status, undefined, { quiet: true });

@@ -34,6 +34,8 @@
     chevronDown: ["M6 9l6 6 6-6"],
     close: ["M6 6l12 12", "M18 6L6 18"],
     send: ["M4 12l16-8-6 16-2.5-6.5z", "M11.5 13.5L20 4"],
+    thumbUp: ["M7 10v11", "M7 10l4-8a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.4 8a2 2 0 0 1-2 1.7H4a1 1 0 0 1-1-1v-9a1 1 0 0 1 1-1z"],
+    thumbDown: ["M17 14V3", "M17 14l-4 8a3 3 0 0 1-3-3v-4H4.5a2 2 0 0 1-2-2.3l1.4-8a2 2 0 0 1 2-1.7H20a1 1 0 0 1 1 1v9a1 1 0 0 1-1 1z"],
   };
 
   // What a reply looks like on screen: no blank lines around it, at most one blank line inside.

@@ -80,6 +80,8 @@
           if (data.message_id != null) {
             reply.dataset.messageId = String(data.message_id);
             state.shownMessageIds.add(data.message_id);
+            // A reply an agent cut short is not the bot's answer: it is not rated.
+            if (data.finish_reason !== "interrupted") addFeedback(reply, data.message_id);
           }
           if (typeof data.status === "string") applyStatus(data.status);
           if (panel.hidden) setUnread(state.unread + 1);

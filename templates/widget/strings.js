@@ -31,6 +31,12 @@
       gone: "This conversation is no longer available.",
       emptyReply: "(an empty reply)",
       withTeamEarlier: "Our team is handling this conversation.",
+      rateReply: "Rate this reply",
+      helpful: "Helpful",
+      notHelpful: "Not helpful",
+      feedbackThanks: "Thanks for your feedback.",
+      feedbackRemoved: "Your rating was removed.",
+      feedbackFailed: "Your rating could not be saved. Try again.",
     },
     zh: {
       openChat: "打开聊天",
@@ -62,6 +68,12 @@
       gone: "该会话已不可用。",
       emptyReply: "（空白回复）",
       withTeamEarlier: "人工客服正在处理本次会话。",
+      rateReply: "评价这条回复",
+      helpful: "有帮助",
+      notHelpful: "没有帮助",
+      feedbackThanks: "感谢您的反馈。",
+      feedbackRemoved: "已撤销评价。",
+      feedbackFailed: "评价未能保存，请重试。",
     },
   };
 

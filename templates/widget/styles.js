@@ -81,6 +81,17 @@
     .msg.agent { align-self: flex-start; background: #fff6e3; border: 1px solid #f0d9a5; border-bottom-left-radius: 4px; }
     .msg a { color: inherit; text-decoration: underline; }
     .msg .empty { color: #6b716a; font-style: italic; }
+    .feedback { display: flex; align-items: center; gap: 6px; margin-top: 6px; white-space: normal; }
+    .feedback button {
+      flex: none; width: 30px; height: 30px; padding: 0; border-radius: 50%;
+      display: grid; place-items: center;
+      border: 1px solid #c8cec5; background: #fff; color: #4f564e;
+    }
+    .feedback button:hover { background: #eef1ec; }
+    .feedback button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #fff; }
+    .feedback button:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+    .feedback svg { width: 16px; height: 16px; }
+    .feedback-note { font-size: 12.5px; color: #4f564e; }
     .sender { display: block; margin-bottom: 2px; font-size: 12px; font-weight: 650; color: #7a5200; }
     .notice {
       align-self: center; max-width: 92%; margin: 4px 0; padding: 5px 12px;
