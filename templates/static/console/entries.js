@@ -1,9 +1,15 @@
-/* The transcript's entries as nodes: the greeting, messages (with their timings and tokens)
- * and private notes. */
+/* The transcript's entries as nodes: the greeting, messages (with their timings and tokens,
+ * and the customer's thumbs up or down on a bot reply) and private notes. */
 
-import { el } from "../shared/dom.js";
+import { el, svgEl } from "../shared/dom.js";
 import { agentName, cachedShare, milliseconds, shortTime, timeNode } from "./format.js";
-import { ROLE_LABELS } from "./state.js";
+import { FEEDBACK_LABELS, ROLE_LABELS } from "./state.js";
+
+// Outlined thumbs (24-unit box), the same drawing as the widget's buttons.
+const THUMBS = {
+  up: ["M7 10v11", "M7 10l4-8a3 3 0 0 1 3 3v4h5.5a2 2 0 0 1 2 2.3l-1.4 8a2 2 0 0 1-2 1.7H4a1 1 0 0 1-1-1v-9a1 1 0 0 1 1-1z"],
+  down: ["M17 14V3", "M17 14l-4 8a3 3 0 0 1-3-3v-4H4.5a2 2 0 0 1-2-2.3l1.4-8a2 2 0 0 1 2-1.7H20a1 1 0 0 1 1 1v9a1 1 0 0 1-1 1z"],
+};
 
 export function greetingNode(text) {
   return el(
@@ -27,10 +33,27 @@ export function messageNode(message) {
       { class: "msg-head" },
       el("span", { class: "who" }, who || message.role),
       el("span", { class: `tag msg-status status-${message.status}` }, message.status),
+      feedbackNode(message),
       timeNode(message.created_at, shortTime),
     ),
     el("p", { class: "msg-text" }, messageText(message)),
     message.role === "assistant" ? metricsNode(message) : null,
+  );
+}
+
+// The customer's rating of a bot reply: a thumb and its words, read as "Customer feedback: Helpful".
+function feedbackNode(message) {
+  const paths = THUMBS[message.feedback];
+  if (!paths) return null;
+  const thumb = svgEl("svg", { class: "thumb", viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" });
+  for (const d of paths) thumb.append(svgEl("path", { d }));
+  const rated = message.feedback_at ? `Rated ${shortTime(new Date(message.feedback_at))}` : null;
+  return el(
+    "span",
+    { class: `feedback feedback-${message.feedback}`, dataset: { feedback: message.feedback }, title: rated },
+    thumb,
+    el("span", { class: "visually-hidden" }, "Customer feedback: "),
+    FEEDBACK_LABELS[message.feedback],
   );
 }
 

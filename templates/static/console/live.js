@@ -1,11 +1,11 @@
-/* Live events: the agents' event stream keeps the inbox and the open transcript current, and
- * the badge in the top bar says whether it is up. */
+/* Live events: the agents' event stream keeps the inbox and the open transcript current (a
+ * customer's rating of a reply included), and the badge in the top bar says whether it is up. */
 
 import { $ } from "../shared/dom.js";
 import { followEvents } from "../shared/sse.js";
 import { refreshInbox } from "./inbox.js";
 import { signal } from "./signals.js";
-import { announce, state } from "./state.js";
+import { FEEDBACK_LABELS, announce, state } from "./state.js";
 import { refreshTranscript } from "./transcript.js";
 
 function setLive(stateName, text) {
@@ -64,6 +64,14 @@ function dispatch(type, raw) {
 
 function onEvent(type, event) {
   const id = event.conversation_id;
+  if (type === "message.feedback") {
+    // The inbox does not show ratings: only the open transcript changes.
+    if (!id || id !== state.selectedId) return;
+    const rating = FEEDBACK_LABELS[event.data?.feedback];
+    announce(rating ? `The customer rated a reply: ${rating}.` : "The customer took back a rating.");
+    refreshTranscript();
+    return;
+  }
   if (type === "conversation.handoff_requested") {
     state.wantsPerson.add(id);
     announce("A customer asked for a person.");

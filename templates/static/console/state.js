@@ -12,6 +12,7 @@ export const REFRESH_DEBOUNCE_MS = 250;
 export const SEARCH_DEBOUNCE_MS = 300;
 export const STATUS_LABELS = { bot: "With the bot", open: "Open", resolved: "Resolved" };
 export const ROLE_LABELS = { user: "Customer", assistant: "Bot", agent: "Agent" };
+export const FEEDBACK_LABELS = { up: "Helpful", down: "Not helpful" };
 export const HANDOFF_LABELS = {
   customer_request: "The customer asked for a person",
   unanswered: "The bot could not answer",
