@@ -1,8 +1,11 @@
-/* The admin page: QPS, response times, prefix-cache hit rate and engine load, live.
- * Every figure comes from /api/v1/admin/metrics; all text is set as text (see ../shared/dom.js). */
+/* The admin page: QPS, response times, prefix-cache hit rate and engine load, live, and the
+ * customers' feedback on the bots' replies. The figures come from /api/v1/admin/metrics and
+ * /api/v1/reports/feedback; all text is set as text (see ../shared/dom.js). */
 
 import { request } from "../shared/api.js";
 import { $, el, svgEl } from "../shared/dom.js";
+import { feedbackPath, feedbackSection, showFeedback } from "./feedback.js";
+import { fmt, row } from "./format.js";
 
 const TOKEN_KEY = "prefixdesk.adminToken";
 const POLL_MS = 2000;
@@ -17,13 +20,6 @@ const root = $("admin");
 let timer = null;
 
 const api = (path) => request(path, { token: sessionStorage.getItem(TOKEN_KEY) });
-
-const fmt = {
-  ms: (v) => (v == null ? "–" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`),
-  pct: (v) => (v == null ? "–" : `${(v * 100).toFixed(1)}%`),
-  num: (v) => (v == null ? "–" : String(v)),
-  qps: (v) => (v == null ? "–" : v.toFixed(v < 1 ? 3 : 2)),
-};
 
 function signIn(message) {
   clearInterval(timer);
@@ -59,10 +55,6 @@ function tile(id, label) {
   const value = el("div", { class: "value", id }, "–");
   const sub = el("div", { class: "sub", id: `${id}-sub` }, "");
   return el("section", { class: "tile", "aria-label": label }, el("h2", {}, label), value, sub);
-}
-
-function row(cell, values) {
-  return el("tr", {}, ...values.map((v) => el(cell, {}, v)));
 }
 
 function chartBox(id, title) {
@@ -120,6 +112,7 @@ function dashboard(me) {
       el("h2", { id: "bots-title" }, "Per bot"),
       el("table", { id: "per-bot" }, el("thead", {}, row("th", headings)), el("tbody", {})),
     ),
+    feedbackSection(),
   );
   windowSelect.addEventListener("change", refresh);
   refresh();
@@ -164,8 +157,12 @@ function set(id, value, sub) {
 async function refresh() {
   const seconds = $("window").value;
   let data;
+  let feedback;
   try {
-    data = await api(`/api/v1/admin/metrics?window=${seconds}`);
+    [data, feedback] = await Promise.all([
+      api(`/api/v1/admin/metrics?window=${seconds}`),
+      api(feedbackPath(seconds)),
+    ]);
   } catch (failure) {
     if (/token|admin/.test(failure.message)) return signIn(failure.message);
     $("updated").textContent = `not updated: ${failure.message}`;
@@ -207,6 +204,7 @@ async function refresh() {
       ]),
     ),
   );
+  showFeedback(feedback);
   $("updated").textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()} · ${data.step_s}s buckets`;
 }
 
