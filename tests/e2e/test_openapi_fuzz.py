@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 
 from backend.agents.models import AgentRole
 from backend.migrate import upgrade
-from tests.helpers import start
+from tests.helpers import done_event, send, start
 from tests.support import (
     TEST_DATABASE,
     client_app,
@@ -50,6 +50,8 @@ CHECKS = [
     response_schema_conformance,
 ]
 EXAMPLES = {"own": 15, "other": 4}  # per operation, identity and generation mode
+# Reached with a real reply's id, not only refused: a customer rates the bot's reply.
+FEEDBACK = "PUT /api/v1/widget/conversations/{conversation_id}/messages/{message_id}/feedback"
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +75,7 @@ async def fuzz_settings(tiny_settings) -> AsyncIterator:
 class Run:
     examples: int = 0
     statuses: dict[int, int] = field(default_factory=dict)
+    statuses_by_operation: dict[str, set[int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
 
@@ -98,6 +101,7 @@ def fuzz_operation(operation, url: str, headers: dict[str, str], real_ids: dict,
         run.examples += 1
         response = case.call(base_url=url, session=session, headers=headers, timeout=30)
         run.statuses[response.status_code] = run.statuses.get(response.status_code, 0) + 1
+        run.statuses_by_operation.setdefault(operation.label, set()).add(response.status_code)
         case.validate_response(response, checks=CHECKS, headers=headers)
 
     try:
@@ -114,6 +118,7 @@ async def test_no_fuzzed_request_gets_a_server_error(fuzz_settings, tiny_engine,
         await wait_ready(client)
         app = client_app(url)
         conversation = await start(client)
+        reply = done_event(await send(client, conversation, "Hello"))  # a reply the customer may rate
         _, admin = await make_agent(app, AgentRole.ADMIN)
         agent_id, _agent = await make_agent(app)
         identities = {
@@ -123,6 +128,7 @@ async def test_no_fuzzed_request_gets_a_server_error(fuzz_settings, tiny_engine,
         }
         real_ids = {
             "conversation_id": conversation["conversation_id"],
+            "message_id": reply["message_id"],
             "agent_id": agent_id,
             "token_id": (await client.post(f"/api/v1/agents/{agent_id}/tokens", headers=admin)).json()[
                 "details"
@@ -158,3 +164,4 @@ async def test_no_fuzzed_request_gets_a_server_error(fuzz_settings, tiny_engine,
     )
     assert not run.failures, "\n\n".join(run.failures)
     assert run.statuses.get(200, 0) + run.statuses.get(201, 0) > 100  # the fuzzing got past validation
+    assert 200 in run.statuses_by_operation[FEEDBACK], run.statuses_by_operation.get(FEEDBACK)
