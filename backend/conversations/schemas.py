@@ -64,7 +64,9 @@ class MessageOut(BaseModel):
     ttft_ms: float | None = None
     total_ms: float | None = None
     finish_reason: str | None = None
-    feedback: str | None = Field(default=None, description="The customer's rating of a bot reply: up, down.")
+    feedback: str | None = Field(
+        default=None, description="The customer's rating of a bot reply, `up` or `down`; null if none."
+    )
     feedback_at: datetime | None = None
     created_at: datetime
 

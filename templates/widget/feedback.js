@@ -20,7 +20,7 @@
       const attributes = { type: "button", "aria-label": label, title: label, "data-feedback": value };
       const button = el("button", attributes, [icon(paths)]);
       button.addEventListener("click", () => {
-        // Pressing the thumb that is already down takes the rating back.
+        // Pressing the thumb that is already pressed takes the rating back.
         const wanted = button.getAttribute("aria-pressed") === "true" ? null : value;
         const ticket = ++latest;
         show(wanted);
