@@ -71,6 +71,10 @@ class Settings(BaseSettings):
     max_reply_tokens: int = 256
     temperature: float = 0.0
     warmup_on_start: bool = True
+    # Ask the model (prompts/_judges) whether a customer asks for a person, whether a reply
+    # answered and whether the policy supports it. Off: the bot never hands over on its own,
+    # and only the deterministic check of figures flags replies.
+    model_judges: bool = True
     # A conversation's turn lock; extended while a reply is written, so the lock of a process
     # that died frees itself after this long.
     turn_lock_ttl_s: int = 60

@@ -23,7 +23,8 @@ from backend.config import Settings
 from backend.conversations.claims import ReplySlots, ReplyStops, TurnClaims, TurnLocks
 from backend.conversations.context import ConversationContext
 from backend.conversations.customers import CustomerConversations
-from backend.conversations.decisions import HandOverOnRequest, count_unanswered, wait_for_agent
+from backend.conversations.decisions import asks_for_person, wait_for_agent
+from backend.conversations.reply_checks import answered_the_question, figures_in_sources, supported_by_policy
 from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
 from backend.conversations.turn import ChatTurns, TurnLimits
 from backend.db import create_db_engine, create_session_factory
@@ -159,8 +160,12 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         context=context,
         assembler=assembler,
         claims=claims,
-        decisions=[wait_for_agent, HandOverOnRequest(assembler)],
-        reply_checks=[count_unanswered],
+        decisions=[wait_for_agent],
+        gates=[asks_for_person] if settings.model_judges else [],
+        reply_checks=[
+            *([answered_the_question, supported_by_policy] if settings.model_judges else []),
+            figures_in_sources,
+        ],
         metrics=metrics,
         new_work=new_work,
     )

@@ -26,6 +26,7 @@ from backend.engine.tiny_model import build_tiny_model
 from backend.engine.vllm_engine import VllmEngine
 from backend.migrate import upgrade
 from backend.services import Services, build_services
+from tests.helpers import ScriptedJudges
 from tests.support import (
     CACHE_DIR,
     REDIS_URL,
@@ -117,14 +118,45 @@ def tiny_settings(tiny_model_dir: Path, database_url: str, redis_prefix: str) ->
 
 
 @pytest.fixture(scope="session")
-async def tiny_engine(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
+async def tiny_vllm(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
+    """The tiny model on vLLM, as it is: for the judges' mechanics (tests/prompting/test_judges.py)."""
     engine = await VllmEngine.start(tiny_settings, tiny_settings.model)
     yield engine
     engine.shutdown()
 
 
+@pytest.fixture(scope="session")
+def tiny_engine(tiny_vllm: VllmEngine, tiny_model_dir: Path) -> Engine:
+    """The engine most tests share: the tiny model, its yes/no judges scripted (tests/helpers.py)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    return ScriptedJudges(tiny_vllm, tokenizer.decode)
+
+
+@pytest.fixture(scope="session")
+def default_settings(default_model_dir: Path, tiny_settings: Settings) -> Settings:
+    return tiny_settings.model_copy(
+        update={
+            "model": default_model_dir,
+            "kv_cache_gib": 2,
+            "max_model_len": 4096,
+            "max_num_batched_tokens": 4096,
+            "max_reply_tokens": 64,
+        }
+    )
+
+
+@pytest.fixture(scope="session")
+async def default_engine(default_settings: Settings) -> AsyncIterator[VllmEngine]:
+    """The default model on vLLM, started once for every test that needs real answers."""
+    engine = await VllmEngine.start(default_settings, default_settings.model)
+    yield engine
+    engine.shutdown()
+
+
 @pytest.fixture
-async def client(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[httpx.AsyncClient]:
+async def client(tiny_settings: Settings, tiny_engine: Engine) -> AsyncIterator[httpx.AsyncClient]:
     async with running_app(tiny_settings, tiny_engine) as client:
         yield client
 
@@ -190,7 +222,7 @@ def join_transaction(services: Services, connection: AsyncConnection, turn: asyn
 
 @pytest.fixture
 async def make_services(
-    tiny_settings: Settings, tiny_engine: VllmEngine, db_connection: AsyncConnection, key_prefix: str
+    tiny_settings: Settings, tiny_engine: Engine, db_connection: AsyncConnection, key_prefix: str
 ) -> AsyncIterator[MakeServices]:
     """Builds the app's services as `build_services` does for the app, on the session's engine
     (or one wrapping it) and the test's transaction and key prefix; started: bots recorded,

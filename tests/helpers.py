@@ -3,6 +3,7 @@ straight through the app's services (the service tier)."""
 
 import asyncio
 import json
+import re
 import uuid
 from typing import Any
 
@@ -15,7 +16,7 @@ from backend.conversations import repository
 from backend.conversations.customers import NewConversation
 from backend.conversations.models import Conversation, Message
 from backend.conversations.turn_events import Accepted, Done, TurnEvent
-from backend.engine.interface import Engine
+from backend.engine.interface import Engine, LabelRead
 from backend.services import Services
 
 
@@ -123,3 +124,40 @@ class HeldReplies(WrappedEngine):
             await self.go.wait()
         async for item in self.inner.stream(prompt_ids, **options):
             yield item
+
+
+class ScriptedJudges(WrappedEngine):
+    """The tiny engine, with its yes/no questions answered by a script: its random weights
+    would answer them arbitrarily. A customer asks for a person when the message says "a human",
+    "real person" or 转人工; every reply answered and is supported. Replies stay the model's.
+
+    The judges' own mechanics run on the real engine in tests/prompting/test_judges.py.
+    """
+
+    ASKS_FOR_PERSON = re.compile(r"a human|real person|转人工", re.IGNORECASE)
+
+    def __init__(self, inner: Engine, decode):
+        super().__init__(inner)
+        self.decode = decode
+
+    async def read_labels(self, prompt_ids, labels, *, request_id=None, **options):
+        yes = False
+        if str(request_id).startswith("handoff-"):
+            yes = bool(self.ASKS_FOR_PERSON.search(self.decode(list(prompt_ids[-80:]))))
+        elif str(request_id).startswith("supported-"):
+            yes = True
+        says_yes = [self.decode([label]).strip().lower() == "yes" for label in labels]
+        logprobs = tuple(0.0 if label_is_yes == yes else -20.0 for label_is_yes in says_yes)
+        return LabelRead(logprobs, len(prompt_ids), 0, 0.0)
+
+
+def prefix_tokens(settings, bot: str = "shop-en") -> int:
+    """How many tokens `bot`'s fixed prefix has on the settings' model and prompts."""
+    from transformers import AutoTokenizer
+
+    from backend.prompting.assembler import PromptAssembler
+    from backend.prompting.bots import load_bot
+    from backend.prompting.chat_format import ChatFormat
+
+    assembler = PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(settings.model)))
+    return len(assembler.bot_prefix(load_bot(settings.prompts_dir / bot)).token_ids)

@@ -206,6 +206,9 @@ def serve_env(settings: Settings, **overrides: str) -> dict[str, str]:
         "PREFIXDESK_MAX_REPLY_TOKENS": str(settings.max_reply_tokens),
         "PREFIXDESK_PROMPTS_DIR": str(settings.prompts_dir),
         "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "1000000",
+        # The tiny model's random weights answer yes/no questions arbitrarily; in-process
+        # tests script its judges instead (tests/helpers.py, ScriptedJudges).
+        "PREFIXDESK_MODEL_JUDGES": "false",
     }
     return {**env, **overrides}
 

@@ -10,13 +10,11 @@ import random
 from dataclasses import dataclass
 
 from backend.bench.questions import SHOP_EN
-from backend.prompting.handoff import HandoffRules
 
 BOT = "shop-en"
 SCENARIOS = ("article", "random", "multiturn", "support")
 
-# Questions the bot answers itself: one asking for a person would be handed over instead.
-_QUESTIONS = [q for q in SHOP_EN if not HandoffRules.from_config("en", {}).asks_for_human(q)]
+_QUESTIONS = list(SHOP_EN)
 
 # Filler for the `random` scenario: unrelated documents of about a bot prefix's length.
 _VOCABULARY = (

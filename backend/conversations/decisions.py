@@ -1,19 +1,19 @@
-"""The turn's decision stages: who answers a customer's message, and what a reply leads to.
+"""The turn's decision stages: who answers a customer's message, the bot or a person.
 
-A decision looks at the accepted message and either settles the turn (no bot reply) or
-passes (None); the first that settles wins, and if none does, the bot replies. A reply
-check looks at the finished reply and may change the conversation (hand it over).
-To add a decision or a check, write one here and list it where the app builds the turn.
+A decision looks at the accepted message in the request and either settles the turn (no
+bot reply) or passes (None); the first that settles wins, and if none does, the bot
+replies. A gate asks the model about the message while the reply starts: if one says hand
+over, the reply is dropped before the customer sees any of it. Checks of the finished reply
+are in `reply_checks.py`. To add one, write it here and list it where the app builds the turn.
 """
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from backend.conversations import lifecycle
-from backend.conversations.messages import append_message, message_event
-from backend.conversations.models import Conversation, ConversationStatus, HandoffReason, Message, MessageRole
-from backend.conversations.turn_events import Done, Token, TurnEvent, Waiting
-from backend.prompting.assembler import PromptAssembler
+from backend.conversations.models import Conversation, ConversationStatus, HandoffReason, Message
+from backend.conversations.turn_events import TurnEvent, Waiting
+from backend.engine.interface import Engine
+from backend.prompting.judge_prompts import format_item
 from backend.prompting.registry import LiveBot
 from backend.unit_of_work import UnitOfWork
 
@@ -26,6 +26,7 @@ class AcceptedMessage:
     bot: LiveBot
     user: Message
     context_ids: list[int]  # the model's whole context, this message included
+    previous_reply: str  # what the bot or an agent said just before ("" at the start)
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,16 @@ class Settled:
     last_message: str = ""
 
 
+@dataclass(frozen=True)
+class HandOver:
+    """The bot steps aside instead of replying: it says `text` and a human takes the conversation."""
+
+    text: str
+    reason: HandoffReason
+
+
 Decision = Callable[[UnitOfWork, AcceptedMessage], Awaitable[Settled | None]]
-ReplyCheck = Callable[[UnitOfWork, Conversation, LiveBot, str], None]
+Gate = Callable[[Engine, AcceptedMessage], Awaitable[HandOver | None]]
 
 
 async def wait_for_agent(work: UnitOfWork, message: AcceptedMessage) -> Settled | None:
@@ -48,27 +57,20 @@ async def wait_for_agent(work: UnitOfWork, message: AcceptedMessage) -> Settled 
     return Settled([Waiting(message.conversation.status.value)], last_message=message.user.text)
 
 
-class HandOverOnRequest:
-    """The customer asked for a person: the bot says so (in the model's context too) and steps aside."""
-
-    def __init__(self, assembler: PromptAssembler):
-        self.assembler = assembler
-
-    async def __call__(self, work: UnitOfWork, message: AcceptedMessage) -> Settled | None:
-        rules = message.bot.definition.handoff
-        if not rules.asks_for_human(message.user.text):
-            return None
-        conversation = message.conversation
-        reply_ids = self.assembler.scripted_reply(rules.message)
-        reply = append_message(conversation, MessageRole.ASSISTANT, rules.message, reply_ids)
-        work.db.add(reply)
-        await work.db.flush()
-        work.emit(message_event(reply), *lifecycle.hand_off(conversation, HandoffReason.CUSTOMER_REQUEST))
-        done = Done(reply.id, rules.message, conversation.status.value, handoff=True)
-        return Settled([Token(rules.message), done], reply_ids, rules.message)
-
-
-def count_unanswered(work: UnitOfWork, conversation: Conversation, bot: LiveBot, reply: str) -> None:
-    """Replies that said they could not answer, in a row: too many and a human takes over."""
-    if conversation.status == ConversationStatus.BOT:
-        work.emit(*lifecycle.count_unanswered(conversation, bot.definition.handoff, reply))
+async def asks_for_person(engine: Engine, message: AcceptedMessage) -> HandOver | None:
+    """A gate: the bot's handoff judge reads the customer's message (and what was said just
+    before it); if they ask for a person, the bot hands over instead of replying."""
+    bot = message.bot
+    if "handoff" not in bot.judges:
+        return None
+    fields = {"previous_reply": message.previous_reply, "text": message.user.text}
+    judgement = await bot.judges["handoff"].ask(
+        engine,
+        format_item(fields, bot.definition.language),
+        request_id=f"handoff-{message.user.id}",
+        cache_salt=bot.cache_salt,
+        affinity_key=message.conversation.id,
+    )
+    if not judgement.answer:
+        return None
+    return HandOver(bot.definition.handoff.message, HandoffReason.CUSTOMER_REQUEST)

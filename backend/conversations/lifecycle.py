@@ -1,6 +1,6 @@
 """Status changes of a conversation. Each changes the row and returns the events to publish.
 
-bot ──(customer asks for a person | unanswered replies | agent takes over)──> open
+bot ──(customer asks for a person | unanswered replies | a doubtful reply | agent takes over)──> open
 open ──(hand back)──> bot          open | bot ──(resolve)──> resolved
 resolved ──(customer writes)──> bot          resolved ──(agent reopens)──> open
 """
@@ -9,7 +9,7 @@ from backend.conversations.models import Conversation, ConversationStatus, Hando
 from backend.db import utcnow
 from backend.errors import Conflict
 from backend.events.bus import HANDOFF_REQUESTED, STATUS_CHANGED, Event
-from backend.prompting.handoff import HandoffRules
+from backend.prompting.bots import HandoffSettings
 
 
 def _set_status(conversation: Conversation, status: ConversationStatus, **extra: str) -> list[Event]:
@@ -37,12 +37,22 @@ def hand_off(conversation: Conversation, reason: HandoffReason) -> list[Event]:
     return events
 
 
-def count_unanswered(conversation: Conversation, rules: HandoffRules, reply: str) -> list[Event]:
-    if not rules.is_unanswered(reply):
+def after_reply(
+    conversation: Conversation, handoff: HandoffSettings, answered: bool, doubtful: bool
+) -> list[Event]:
+    """A bot reply was checked: a doubtful one hands over if the bot says so; else count it."""
+    if doubtful and handoff.on_doubt:
+        return hand_off(conversation, HandoffReason.DOUBT)
+    return count_unanswered(conversation, answered, handoff.max_unanswered)
+
+
+def count_unanswered(conversation: Conversation, answered: bool, max_unanswered: int) -> list[Event]:
+    """Replies that did not answer, in a row: at `max_unanswered` a human takes over."""
+    if answered:
         conversation.unanswered_replies = 0
         return []
     conversation.unanswered_replies += 1
-    if conversation.unanswered_replies >= rules.max_unanswered:
+    if conversation.unanswered_replies >= max_unanswered:
         return hand_off(conversation, HandoffReason.UNANSWERED)
     return []
 

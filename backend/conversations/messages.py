@@ -50,5 +50,6 @@ def message_event(message: Message) -> Event:
             "text": message.text,
             "status": message.status.value,
             "author_agent_id": message.author_agent_id,
+            "doubt": message.doubt,
         },
     )

@@ -21,6 +21,7 @@ class HandoffReason(enum.StrEnum):
     CUSTOMER_REQUEST = "customer_request"  # the customer asked for a person
     UNANSWERED = "unanswered"  # the bot could not answer several times in a row
     AGENT = "agent"  # an agent took the conversation over
+    DOUBT = "doubt"  # a reply was flagged as doubtful and the bot hands over on doubt
 
 
 class MessageRole(enum.StrEnum):
@@ -95,6 +96,7 @@ class Message(Base):
     # The customer's rating of a bot reply (null: none, or taken back) and when it last changed.
     feedback: Mapped[ReplyFeedback | None] = mapped_column(string_enum(ReplyFeedback, "reply_feedback"))
     feedback_at: Mapped[datetime | None]
+    doubt: Mapped[str | None] = mapped_column(Text)  # why a bot reply may be wrong, if it may
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 

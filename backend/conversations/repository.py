@@ -3,7 +3,7 @@
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from backend.conversations.models import Conversation, Message, MessageStatus
+from backend.conversations.models import Conversation, Message, MessageRole, MessageStatus
 from backend.errors import NotFound
 
 
@@ -35,6 +35,20 @@ async def list_message_token_ids(db: AsyncSession, conversation_id: str) -> list
         select(Message.token_ids).where(Message.conversation_id == conversation_id).order_by(Message.seq)
     )
     return list(result)
+
+
+async def last_reply_text(db: AsyncSession, conversation_id: str) -> str:
+    """What the bot or an agent said last ("" before anyone has)."""
+    text = await db.scalar(
+        select(Message.text)
+        .where(
+            Message.conversation_id == conversation_id,
+            Message.role.in_((MessageRole.ASSISTANT, MessageRole.AGENT)),
+        )
+        .order_by(Message.seq.desc())
+        .limit(1)
+    )
+    return text or ""
 
 
 async def fail_abandoned_replies(db: AsyncSession, conversation_id: str) -> None:

@@ -64,6 +64,9 @@ class MessageOut(BaseModel):
     ttft_ms: float | None = None
     total_ms: float | None = None
     finish_reason: str | None = None
+    doubt: str | None = Field(
+        default=None, description="Why the checks think a bot reply may be wrong, if they do."
+    )
     feedback: str | None = Field(
         default=None, description="The customer's rating of a bot reply, `up` or `down`; null if none."
     )

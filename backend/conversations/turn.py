@@ -3,10 +3,13 @@
     accept    check the text, claim the conversation (a reply slot, the turn lock), store
               the message if the context window has room for it and a reply
     decide    who answers: the decision stages (`decisions.py`) may settle the turn (a human
-              has it, the customer asks for one); if none does, the bot replies
+              has it); if none does, the bot replies
     assemble  the prompt: everything the model saw, the new message, the generation prompt
-    generate  the engine's tokens streamed to the customer, in a task of its own
-    settle    store the reply and run the reply checks (in a unit of work of its own), keep
+    generate  the engine's tokens streamed to the customer, in a task of its own; the gates
+              (the customer asks for a person) run beside its first tokens, which are held
+              until they pass; one that says hand over replaces the reply
+    check     the reply checks (`reply_checks.py`): did it answer, may it be wrong
+    settle    store the reply and what the checks found (in a unit of work of its own), keep
               the session hot, count it; then let go of the claim
 
 `take` runs accept, decide and assemble inside the request's unit of work, which commits
@@ -18,18 +21,20 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from backend.config import Settings
-from backend.conversations import lifecycle
+from backend.conversations import lifecycle, settlement
 from backend.conversations import repository as repo
 from backend.conversations.claims import TurnClaim, TurnClaims
 from backend.conversations.context import ConversationContext
-from backend.conversations.decisions import AcceptedMessage, Decision, ReplyCheck, Settled
+from backend.conversations.decisions import AcceptedMessage, Decision, Gate, HandOver, Settled
 from backend.conversations.messages import MIN_REPLY_TOKENS, append_message, message_event, message_text
 from backend.conversations.models import Conversation, ConversationStatus, MessageRole, MessageStatus
+from backend.conversations.reply_checks import FinishedReply, ReplyCheck, Review, review_reply
 from backend.conversations.session_store import Session
 from backend.conversations.turn_events import Accepted, Done, Failed, Token, TurnStream
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
@@ -79,6 +84,7 @@ class ChatTurns:
         assembler: PromptAssembler,
         claims: TurnClaims,
         decisions: Sequence[Decision],
+        gates: Sequence[Gate],
         reply_checks: Sequence[ReplyCheck],
         metrics: Metrics,
         new_work: Callable[[], AbstractAsyncContextManager[UnitOfWork]],
@@ -90,6 +96,7 @@ class ChatTurns:
         self.assembler = assembler
         self.claims = claims
         self.decisions = decisions
+        self.gates = gates
         self.reply_checks = reply_checks
         self.metrics = metrics
         self.new_work = new_work  # for the reply's own unit of work, after the request
@@ -123,6 +130,7 @@ class ChatTurns:
         await repo.fail_abandoned_replies(work.db, conversation_id)
         bot = self._bot_of(conversation)
         work.emit(*lifecycle.reopen_by_customer(conversation))
+        previous_reply = await repo.last_reply_text(work.db, conversation_id)
         user_ids = self.assembler.user_message(text)
         context_ids = [*await self.context.ids(work.db, conversation), *user_ids]
         if self._room_after(context_ids) < MIN_REPLY_TOKENS:
@@ -134,7 +142,7 @@ class ChatTurns:
         work.db.add(user)
         await work.db.flush()
         work.emit(message_event(user))
-        return AcceptedMessage(conversation, bot, user, context_ids)
+        return AcceptedMessage(conversation, bot, user, context_ids, previous_reply)
 
     def _settle_now(self, work: UnitOfWork, message: AcceptedMessage, settled: Settled) -> TurnStream:
         """A turn a decision settled: no reply to wait for; the session is kept hot once stored."""
@@ -187,23 +195,33 @@ class ChatTurns:
     ) -> None:
         slug = message.bot.definition.slug
         try:
-            result = await self._generate(engine, message, reply, stream, claim.stop)
+            outcome, held_s = await self._generate(engine, message, reply, stream, claim.stop)
+            if isinstance(outcome, HandOver):
+                await self._hand_over(message, reply, outcome, stream)
+                return
+            interrupted = outcome.finish_reason == "interrupted"  # a human took over meanwhile
             # Token ids stay exact; a NUL the model wrote cannot be stored in a Postgres text
             # column, and at temperature 0 every retry would write it again.
-            result = dataclasses.replace(result, text=result.text.replace("\x00", "\ufffd"))
+            result = dataclasses.replace(outcome, text=outcome.text.replace("\x00", "\ufffd"))
             reply_ids = self.assembler.reply(result.token_ids)
-            interrupted = claim.stop.is_set()
-            status = await self._settle(message, reply, result, reply_ids, interrupted)
+            finished = FinishedReply(result.text, reply_ids)
+            review = (
+                Review() if interrupted else await review_reply(self.reply_checks, engine, message, finished)
+            )
+            status = await settlement.store_reply(
+                self.new_work, message, reply.message_id, result, finished, review
+            )
             session = Session([*message.context_ids, *reply_ids], reply.seq, result.text)
             await self.context.remember(message.conversation.id, session)
-            stream.put(Done.generated(reply.message_id, result, status))
+            timings = {"held_ms": round(held_s * 1000, 1), "checks_ms": round(review.seconds * 1000, 1)}
+            stream.put(Done.generated(reply.message_id, result, status, review.doubts, **timings))
             if not interrupted:  # an interrupted reply has no meaningful timings
                 ttft_ms, total_ms = result.ttft_s * 1000, result.total_s * 1000
                 usage = (result.prompt_tokens, result.cached_tokens)
                 await self.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage))
         except Exception as error:
             logger.exception("reply %s failed", reply.message_id)
-            await self._fail(reply.message_id, str(error))
+            await settlement.mark_failed(self.new_work, reply.message_id, str(error))
             stream.put(Failed(reply.message_id, "generation_failed", FAILED_DETAIL))
             await self.metrics.reply(Reply(slug, False))
 
@@ -214,9 +232,15 @@ class ChatTurns:
         reply: PendingReply,
         stream: TurnStream,
         stop: asyncio.Event,
-    ) -> GenerationResult:
-        """The engine's tokens, passed on as they come; cut short when a human takes over."""
+    ) -> tuple[GenerationResult | HandOver, float]:
+        """The engine's tokens, passed on once the gates pass; cut short when a human takes over.
+
+        The gates run from the start, beside the reply's prefill; the first token waits for
+        their verdict (the engine goes on meanwhile). Also returns how long it waited.
+        """
         said = StreamAccumulator(len(reply.prompt))
+        gates: asyncio.Task[HandOver | None] | None = asyncio.create_task(self._gates(engine, message))
+        held_s = 0.0
         items = engine.stream(
             reply.prompt,
             max_tokens=reply.max_tokens,
@@ -224,48 +248,48 @@ class ChatTurns:
             cache_salt=message.bot.cache_salt,
             affinity_key=message.conversation.id,
         )
-        async with contextlib.aclosing(items):  # closing aborts the engine's request if it still runs
-            async for item in items:
-                if isinstance(item, GenerationResult):
-                    return item
-                said.add(item.text, item.token_ids)
-                stream.put(Token(item.text))
-                if stop.is_set():
-                    return said.interrupted()
-        raise RuntimeError("the engine stream ended without a result")
-
-    async def _settle(
-        self,
-        message: AcceptedMessage,
-        reply: PendingReply,
-        result: GenerationResult,
-        reply_ids: list[int],
-        interrupted: bool,
-    ) -> ConversationStatus:
-        async with self.new_work() as work:
-            conversation = await repo.require_conversation(work.db, message.conversation.id)
-            stored = await repo.get_message(work.db, reply.message_id)
-            stored.status = MessageStatus.INTERRUPTED if interrupted else MessageStatus.COMPLETE
-            stored.text, stored.token_ids = result.text, reply_ids
-            stored.prompt_tokens, stored.cached_tokens = result.prompt_tokens, result.cached_tokens
-            stored.completion_tokens = len(result.token_ids)
-            if not interrupted:
-                stored.ttft_ms, stored.total_ms = result.ttft_s * 1000, result.total_s * 1000
-            stored.finish_reason = result.finish_reason
-            work.emit(message_event(stored))
-            if not interrupted:
-                for check in self.reply_checks:
-                    check(work, conversation, message.bot, result.text)
-            return conversation.status
-
-    async def _fail(self, message_id: int, error: str) -> None:
         try:
-            async with self.new_work() as work:
-                stored = await repo.get_message(work.db, message_id)
-                stored.status = MessageStatus.FAILED
-                stored.error = error[:2000]
-        except Exception:
-            logger.exception("could not mark reply %s as failed", message_id)
+            async with contextlib.aclosing(items):  # closing aborts the engine's request if it still runs
+                async for item in items:
+                    if gates is not None:  # the first token, or an empty reply: nothing shown yet
+                        waiting_since = time.perf_counter()
+                        verdict, gates = await gates, None
+                        held_s = time.perf_counter() - waiting_since
+                        if verdict is not None:
+                            return verdict, held_s
+                    if isinstance(item, GenerationResult):
+                        return item, held_s
+                    said.add(item.text, item.token_ids)
+                    stream.put(Token(item.text))
+                    if stop.is_set():
+                        return said.interrupted(), held_s
+            raise RuntimeError("the engine stream ended without a result")
+        finally:
+            if gates is not None:
+                gates.cancel()
+
+    async def _gates(self, engine: Engine, message: AcceptedMessage) -> HandOver | None:
+        """The first gate that says hand over, or None; a gate that fails lets the reply through."""
+        for gate in self.gates:
+            try:
+                if (verdict := await gate(engine, message)) is not None:
+                    return verdict
+            except Exception:
+                logger.exception("gate %s failed for message %s", gate, message.user.id)
+        return None
+
+    async def _hand_over(
+        self, message: AcceptedMessage, reply: PendingReply, hand_over: HandOver, stream: TurnStream
+    ) -> None:
+        """A gate said hand over: the reply becomes the handover message, and a human takes it."""
+        reply_ids = self.assembler.scripted_reply(hand_over.text)
+        status = await settlement.store_hand_over(
+            self.new_work, message, reply.message_id, hand_over, reply_ids
+        )
+        session = Session([*message.context_ids, *reply_ids], reply.seq, hand_over.text)
+        await self.context.remember(message.conversation.id, session)
+        stream.put(Token(hand_over.text))
+        stream.put(Done(reply.message_id, hand_over.text, status.value, handoff=True))
 
     # -- around the turns ---------------------------------------------------------------
 

@@ -64,9 +64,21 @@ class Done(TurnEvent):
     ttft_ms: float | None = None
     total_ms: float | None = None
     finish_reason: str | None = None
+    doubt: str | None = None  # why the reply may be wrong, if the checks found a reason
+    held_ms: float | None = None  # how long the first token waited for the gates
+    checks_ms: float | None = None  # what the reply checks took after the reply
 
     @classmethod
-    def generated(cls, message_id: int, result: GenerationResult, status: ConversationStatus) -> "Done":
+    def generated(
+        cls,
+        message_id: int,
+        result: GenerationResult,
+        status: ConversationStatus,
+        doubts: tuple[str, ...] = (),
+        *,
+        held_ms: float | None = None,
+        checks_ms: float | None = None,
+    ) -> "Done":
         return cls(
             message_id=message_id,
             text=result.text,
@@ -78,6 +90,9 @@ class Done(TurnEvent):
             ttft_ms=round(result.ttft_s * 1000, 1),
             total_ms=round(result.total_s * 1000, 1),
             finish_reason=result.finish_reason,
+            doubt="; ".join(doubts) or None,
+            held_ms=held_ms,
+            checks_ms=checks_ms,
         )
 
 

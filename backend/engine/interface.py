@@ -36,6 +36,16 @@ class GenerationResult:
     total_s: float
 
 
+@dataclass(frozen=True)
+class LabelRead:
+    """The model's log-probabilities for a few chosen next tokens (labels), after a prompt."""
+
+    logprobs: tuple[float, ...]  # one per label, in the order asked, over the whole vocabulary
+    prompt_tokens: int
+    cached_tokens: int
+    seconds: float
+
+
 class Engine(Protocol):
     block_size: int
     max_model_len: int
@@ -55,6 +65,18 @@ class Engine(Protocol):
         `affinity_key` names the conversation: an engine made of several replicas sends all
         requests with the same key to the replica that holds its cache (None: no preference).
         """
+        ...
+
+    async def read_labels(
+        self,
+        prompt_ids: Sequence[int],
+        labels: Sequence[int],
+        *,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> LabelRead:
+        """How likely each of `labels` is as the next token: a one-step, greedy request."""
         ...
 
     @property

@@ -8,13 +8,20 @@ second makes it report each request's cached tokens.
 
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import httpx
 
-from backend.engine.interface import EngineUnavailable, GenerationResult, StreamAccumulator, TokenDelta
+from backend.engine.interface import (
+    EngineUnavailable,
+    GenerationResult,
+    LabelRead,
+    StreamAccumulator,
+    TokenDelta,
+)
 from backend.sse_reader import read_sse
 
 logger = logging.getLogger(__name__)
@@ -152,3 +159,42 @@ class Replica:
         except httpx.HTTPError as error:
             raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
         yield reply.result()
+
+    async def read_labels(
+        self,
+        prompt_ids: Sequence[int],
+        labels: Sequence[int],
+        *,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        session: str | None = None,
+    ) -> LabelRead:
+        """One greedy step that reports the log-probabilities of `labels` (vLLM's `logprob_token_ids`)."""
+        body = self._body(prompt_ids, 1, request_id or uuid.uuid4().hex, cache_salt)
+        body.update(
+            stream=False,
+            temperature=0.0,
+            logprobs=len(labels),
+            logprob_token_ids=list(labels),
+            return_tokens_as_token_ids=True,  # keys "token_id:<id>", not text that may collide
+        )
+        del body["stream_options"]
+        headers = {SESSION_HEADER: session} if session else {}
+        started = time.perf_counter()
+        try:
+            response = await self._client.post(f"{self.url}/v1/completions", json=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
+        if response.status_code >= 500:
+            raise ReplicaUnavailable(f"{self.url} answered {response.status_code}")
+        if response.status_code >= 400:
+            raise ReplicaRequestError(f"{self.url} refused the request: {response.text[:500]}")
+        try:
+            answer = response.json()
+            read = answer["choices"][0]["logprobs"]["top_logprobs"][0]
+            logprobs = tuple(float(read[f"token_id:{label}"]) for label in labels)
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            raise ReplicaUnavailable(f"{self.url} sent no label log-probabilities: {error}") from error
+        usage = answer.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        return LabelRead(logprobs, len(prompt_ids), cached, time.perf_counter() - started)

@@ -3,13 +3,20 @@
 import asyncio
 import logging
 import os
+import time
 import uuid
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any
 
 from backend.config import Settings
-from backend.engine.interface import EngineUnavailable, GenerationResult, StreamAccumulator, TokenDelta
+from backend.engine.interface import (
+    EngineUnavailable,
+    GenerationResult,
+    LabelRead,
+    StreamAccumulator,
+    TokenDelta,
+)
 from backend.engine.stats import EngineStats, stat_logger_for
 from backend.engine.vllm_options import async_engine_args, engine_environment
 
@@ -92,3 +99,49 @@ class VllmEngine:
                 await self._llm.abort(request_id)
             raise
         yield reply.result()
+
+    async def read_labels(
+        self,
+        prompt_ids: Sequence[int],
+        labels: Sequence[int],
+        *,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> LabelRead:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+        from vllm.sampling_params import RequestOutputKind
+
+        if self.is_dead:
+            raise EngineUnavailable("the model engine has stopped")
+        # vLLM reports these tokens' log-probabilities over the whole vocabulary, whatever
+        # is sampled; greedy and one step, so the answer is the same on every run.
+        params = SamplingParams(
+            max_tokens=1,
+            temperature=0.0,
+            logprob_token_ids=list(labels),
+            output_kind=RequestOutputKind.FINAL_ONLY,
+        )
+        prompt = TokensPrompt(prompt_token_ids=list(prompt_ids))
+        if cache_salt:
+            prompt["cache_salt"] = cache_salt
+        request_id = request_id or uuid.uuid4().hex
+        started = time.perf_counter()
+        final = None
+        try:
+            async for output in self._llm.generate(prompt, params, request_id):
+                final = output
+        except Exception as error:
+            if self.is_dead:
+                raise EngineUnavailable(f"the model engine failed: {error}") from error
+            raise  # a cancelled read is aborted by AsyncLLM.generate itself
+        if final is None or not final.outputs or not final.outputs[0].logprobs:
+            raise RuntimeError(f"request {request_id} returned no log-probabilities")
+        read = final.outputs[0].logprobs[0]
+        return LabelRead(
+            tuple(read[label].logprob for label in labels),
+            len(prompt_ids),
+            final.num_cached_tokens or 0,
+            time.perf_counter() - started,
+        )

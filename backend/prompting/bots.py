@@ -8,14 +8,28 @@ from typing import Any
 
 import jinja2
 
-from backend.prompting.handoff import HandoffRules
+from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 REQUIRED_FILES = ("bot.toml", "system.j2", "policy.md", "context.j2")
+EXAMPLES_FILE = "examples.toml"  # optional worked examples, rendered by system.j2 as `examples`
 
 
 class BotDefinitionError(ValueError):
     """A bot folder is incomplete or one of its templates does not render."""
+
+
+@dataclass(frozen=True)
+class HandoffSettings:
+    message: str  # what the bot says when it hands over
+    max_unanswered: int  # hand over after this many replies in a row that did not answer
+    on_doubt: bool  # hand over when a reply is flagged as doubtful
+
+
+@dataclass(frozen=True)
+class WorkedExample:
+    question: str
+    answer: str
 
 
 @dataclass(frozen=True)
@@ -24,9 +38,11 @@ class Bot:
     name: str
     language: str
     greeting: str
-    system_prompt: str  # rendered, policy included: part of the fixed prefix
+    system_prompt: str  # rendered, policy and worked examples included: part of the fixed prefix
     context_template: jinja2.Template
-    handoff: HandoffRules
+    handoff: HandoffSettings
+    judges: dict[str, JudgePrompt]  # the yes/no questions asked about its conversations (those on)
+    examples: tuple[WorkedExample, ...] = ()
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -45,7 +61,14 @@ def template_environment(folder: Path) -> jinja2.Environment:
     )
 
 
-def load_bot(folder: Path) -> Bot:
+DEFAULT_HANDOFF_MESSAGES = {
+    "en": "I'm passing you to a colleague from our support team; they will reply here shortly.",
+    "zh": "正在为您转接人工客服，请稍候。",
+}
+
+
+def load_bot(folder: Path, *, with_examples: bool = True) -> Bot:
+    """The bot in `folder`; `with_examples=False` leaves its worked examples out (to measure them)."""
     slug = folder.name
     if not SLUG.match(slug):
         raise BotDefinitionError(f"bot folder {folder}: name must match {SLUG.pattern}")
@@ -54,30 +77,64 @@ def load_bot(folder: Path) -> Bot:
         raise BotDefinitionError(f"bot {slug!r}: missing {', '.join(missing)} in {folder}")
     try:
         meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
+        language = meta.get("language", "en")
         variables = dict(meta.get("vars", {}))
+        examples = load_worked_examples(folder) if with_examples else ()
         env = template_environment(folder)
         policy = env.get_template("policy.md").render(**variables).strip()
-        system_prompt = env.get_template("system.j2").render(**variables, policy=policy).strip()
+        system_prompt = (
+            env.get_template("system.j2")
+            .render(**variables, policy=policy, examples=[vars(e) for e in examples])
+            .strip()
+        )
         context_template = env.get_template("context.j2")
+        handoff = meta.get("handoff", {})
+        switches = judge_switches(meta.get("judges", {}))
         return Bot(
             slug=slug,
             name=meta["name"],
-            language=meta.get("language", "en"),
+            language=language,
             greeting=meta["greeting"].strip(),
             system_prompt=system_prompt,
             context_template=context_template,
-            handoff=HandoffRules.from_config(meta.get("language", "en"), meta.get("handoff", {})),
+            handoff=HandoffSettings(
+                message=handoff.get(
+                    "message", DEFAULT_HANDOFF_MESSAGES.get(language, DEFAULT_HANDOFF_MESSAGES["en"])
+                ),
+                max_unanswered=int(handoff.get("max_unanswered", 2)),
+                on_doubt=bool(handoff.get("on_doubt", False)),
+            ),
+            judges=load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on)),
+            examples=examples,
         )
-    except (KeyError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
+    except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
+
+
+def load_worked_examples(folder: Path) -> tuple[WorkedExample, ...]:
+    path = folder / EXAMPLES_FILE
+    if not path.is_file():
+        return ()
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise BotDefinitionError(f"{path}: {error}") from error
+    examples = []
+    for n, raw in enumerate(document.get("example", []), start=1):
+        if not isinstance(raw, dict) or set(raw) != {"question", "answer"}:
+            raise BotDefinitionError(
+                f"{path}: [[example]] number {n} needs a question and an answer, nothing else"
+            )
+        examples.append(WorkedExample(str(raw["question"]).strip(), str(raw["answer"]).strip()))
+    return tuple(examples)
 
 
 def bot_folders(prompts_dir: Path) -> list[Path]:
     return sorted(p for p in prompts_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def load_bots(prompts_dir: Path) -> dict[str, Bot]:
-    bots = {folder.name: load_bot(folder) for folder in bot_folders(prompts_dir)}
+def load_bots(prompts_dir: Path, *, with_examples: bool = True) -> dict[str, Bot]:
+    bots = {folder.name: load_bot(folder, with_examples=with_examples) for folder in bot_folders(prompts_dir)}
     if not bots:
         raise BotDefinitionError(f"no bots in {prompts_dir}")
     return bots

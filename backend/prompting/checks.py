@@ -18,23 +18,26 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 
 import backend
 from backend.prompting import cache_busters
 from backend.prompting.assembler import PromptAssembler, cacheable_tokens
 from backend.prompting.bots import (
+    EXAMPLES_FILE,
     REQUIRED_FILES,
     SLUG,
     BotDefinitionError,
     bot_folders,
     load_bot,
+    load_worked_examples,
     template_environment,
 )
 from backend.prompting.chat_format import ChatFormat, ChatTemplateError
 from backend.prompting.problems import Problem
 from backend.prompting.template_checks import chat_template_problems
 
-FIXED_FILES = ("system.j2", "policy.md", "bot.toml")
+FIXED_FILES = ("system.j2", "policy.md", "examples.toml", "bot.toml")
 POLICY_STANDIN = "(policy.md)"  # system.j2 is scanned on its own; policy.md separately
 HASH_SEEDS = ("1", "2")
 TYPICAL_QUESTIONS = {
@@ -171,7 +174,7 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
     except (OSError, tomllib.TOMLDecodeError):
         return []  # loading the bot reports it
     static = set(meta.get("vars", {}))
-    allowed = {"system.j2": static | {"policy"}, "policy.md": static}
+    allowed = {"system.j2": static | {"policy", "examples"}, "policy.md": static}
     env = template_environment(folder)
     problems = []
     for name, names in allowed.items():
@@ -181,6 +184,10 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
         except jinja2.TemplateError:
             continue  # missing or not parsable: loading the bot reports it
         problems += _problems(name, cache_busters.template_findings(tree, names))
+        examples_unused = "examples" not in jinja2.meta.find_undeclared_variables(tree)
+        if name == "system.j2" and (folder / EXAMPLES_FILE).is_file() and examples_unused:
+            detail = "system.j2 does not render `examples`: the worked examples are not in the prefix"
+            problems.append(Problem("examples-unused", EXAMPLES_FILE, detail))
     for name, text in render_fixed_texts(folder).items():
         problems += _problems(name, cache_busters.text_findings(text))
         problems += _problems(name, cache_busters.whitespace_findings(text))
@@ -203,14 +210,23 @@ def render_fixed_texts(folder: Path) -> dict[str, str]:
     env = template_environment(folder)
     renders: dict[str, Callable[[], str]] = {
         "policy.md": lambda: env.get_template("policy.md").render(**variables),
-        "system.j2": lambda: env.get_template("system.j2").render(**variables, policy=POLICY_STANDIN),
+        # Scanned on its own: policy.md and examples.toml are scanned separately.
+        "system.j2": lambda: env.get_template("system.j2").render(
+            **variables, policy=POLICY_STANDIN, examples=[]
+        ),
     }
+    if (folder / EXAMPLES_FILE).is_file():
+        renders[EXAMPLES_FILE] = lambda: _examples_text(folder)
     for name, render in renders.items():
         try:
             texts[name] = render().strip()
-        except jinja2.TemplateError:
+        except (jinja2.TemplateError, BotDefinitionError):
             continue  # loading the bot reports it
     return texts
+
+
+def _examples_text(folder: Path) -> str:
+    return "\n\n".join(f"{e.question}\n{e.answer}" for e in load_worked_examples(folder))
 
 
 def _start_render_process(prompts_dir: Path, model_dir: Path, seed: str) -> subprocess.Popen[str]:

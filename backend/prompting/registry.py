@@ -16,6 +16,8 @@ from backend.engine.interface import Engine, warm
 from backend.prompting import repository as repo
 from backend.prompting.assembler import BotPrefix, PromptAssembler
 from backend.prompting.bots import Bot, load_bots
+from backend.prompting.judge_prompts import IN_CONTEXT
+from backend.prompting.yes_no import YesNoJudge
 from backend.unit_of_work import UnitOfWork
 
 
@@ -26,6 +28,15 @@ class LiveBot:
     bot_id: int
     prompt_version_id: int
     cache_salt: str  # every request of this bot carries it: no cache sharing across bots
+    judges: dict[str, YesNoJudge]  # yes/no questions about its conversations, by name
+
+    def fixed_prompts(self) -> list[tuple[str, tuple[int, ...]]]:
+        """Every fixed prefix of this bot's requests, named: its own, then its judges'."""
+        return [("prefix", self.prefix.token_ids)] + [
+            (f"judge-{name}", judge.prefix_ids)
+            for name, judge in sorted(self.judges.items())
+            if name not in IN_CONTEXT  # asked inside a conversation, whose prefix is this bot's
+        ]
 
 
 def cache_salt(secret_key: str, slug: str) -> str:
@@ -67,8 +78,7 @@ class BotRegistry(Mapping[str, LiveBot]):
     async def warm(self, engine: Engine) -> None:
         """Run fixed prefixes once so the first customer of each bot already hits the cache."""
         for slug in sorted(self._bots):
-            live = self._bots[slug]
-            await warm(engine, live.prefix.token_ids, f"warmup-{slug}", cache_salt=live.cache_salt)
+            await _warm_bot(engine, self._bots[slug], "warmup")
 
     async def reload(self, uow: UnitOfWork, engine: Engine | None) -> dict[str, dict[str, Any]]:
         """Read prompts/ again; once `uow` commits, warm every changed prefix, then switch.
@@ -79,14 +89,13 @@ class BotRegistry(Mapping[str, LiveBot]):
         changed = {
             slug
             for slug, live in fresh.items()
-            if slug not in self._bots or self._bots[slug].prefix != live.prefix
+            if slug not in self._bots or self._bots[slug].fixed_prompts() != live.fixed_prompts()
         }
 
         async def warm_then_switch() -> None:
             if engine is not None:
                 for slug in sorted(changed):
-                    live = fresh[slug]
-                    await warm(engine, live.prefix.token_ids, f"reload-{slug}", cache_salt=live.cache_salt)
+                    await _warm_bot(engine, fresh[slug], "reload")
             self._switch(fresh)
 
         uow.after_commit(warm_then_switch)
@@ -107,10 +116,18 @@ class BotRegistry(Mapping[str, LiveBot]):
             prefix = self.assembler.bot_prefix(definition)
             bot_row, version = await repo.upsert_bot_version(uow.db, definition, prefix)
             salt = cache_salt(self.secret_key, slug)
-            fresh[slug] = LiveBot(definition, prefix, bot_row.id, version.id, salt)
+            judges = {
+                name: YesNoJudge(prompt, self.assembler.format) for name, prompt in definition.judges.items()
+            }
+            fresh[slug] = LiveBot(definition, prefix, bot_row.id, version.id, salt, judges)
         return fresh
 
     def _switch(self, fresh: dict[str, LiveBot]) -> None:
         for live in fresh.values():
             self._prefix_by_version[live.prompt_version_id] = live.prefix.token_ids
         self._bots = fresh
+
+
+async def _warm_bot(engine: Engine, live: LiveBot, label: str) -> None:
+    for name, token_ids in live.fixed_prompts():
+        await warm(engine, token_ids, f"{label}-{live.definition.slug}-{name}", cache_salt=live.cache_salt)

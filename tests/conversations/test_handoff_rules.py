@@ -1,29 +1,34 @@
-"""When the bot hands over: phrase detection and the count of unanswered replies."""
+"""When the bot hands over after a reply: replies that did not answer, in a row, or a doubtful one."""
 
 from backend.conversations import lifecycle
 from backend.conversations.models import Conversation, ConversationStatus
-from backend.prompting.handoff import HandoffRules
+from backend.prompting.bots import HandoffSettings
 
-EN = HandoffRules.from_config("en", {"max_unanswered": 2})
-ZH = HandoffRules.from_config("zh", {})
+SETTINGS = HandoffSettings(message="passing you on", max_unanswered=2, on_doubt=False)
 
 
-def test_customers_asking_for_a_person_are_recognised():
-    assert EN.asks_for_human("Can I talk to a HUMAN?")
-    assert EN.asks_for_human("I need an agent")
-    assert not EN.asks_for_human("What's on the agenda for returns?")
-    assert not EN.asks_for_human("How long is the warranty?")
-    assert ZH.asks_for_human("我要转人工")
-    assert not ZH.asks_for_human("保修多久？")
+def bot_conversation() -> Conversation:
+    return Conversation(id="c", status=ConversationStatus.BOT, unanswered_replies=0)
 
 
 def test_two_unanswered_replies_in_a_row_hand_over():
-    conversation = Conversation(id="c", status=ConversationStatus.BOT, unanswered_replies=0)
-    assert lifecycle.count_unanswered(conversation, EN, "I don't know, sorry.") == []
-    assert lifecycle.count_unanswered(conversation, EN, "Returns are free in the EU.") == []
+    conversation = bot_conversation()
+    assert lifecycle.after_reply(conversation, SETTINGS, answered=False, doubtful=False) == []
+    assert lifecycle.after_reply(conversation, SETTINGS, answered=True, doubtful=False) == []
     assert conversation.unanswered_replies == 0
-    assert lifecycle.count_unanswered(conversation, EN, "I do not know that.") == []
-    events = lifecycle.count_unanswered(conversation, EN, "Sorry, I don't know. A human colleague can help.")
+    assert lifecycle.after_reply(conversation, SETTINGS, answered=False, doubtful=True) == []
+    events = lifecycle.after_reply(conversation, SETTINGS, answered=False, doubtful=False)
     assert [e.type for e in events] == ["conversation.status_changed", "conversation.handoff_requested"]
     assert conversation.status == ConversationStatus.OPEN and conversation.handoff_reason == "unanswered"
     assert conversation.handed_off_at is not None
+
+
+def test_a_doubtful_reply_hands_over_only_where_the_bot_says_so():
+    stays = bot_conversation()
+    assert lifecycle.after_reply(stays, SETTINGS, answered=True, doubtful=True) == []
+    assert stays.status == ConversationStatus.BOT
+    careful = HandoffSettings(message="passing you on", max_unanswered=2, on_doubt=True)
+    goes = bot_conversation()
+    events = lifecycle.after_reply(goes, careful, answered=True, doubtful=True)
+    assert [e.type for e in events] == ["conversation.status_changed", "conversation.handoff_requested"]
+    assert goes.handoff_reason == "doubt"

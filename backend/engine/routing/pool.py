@@ -16,7 +16,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import AsyncGenerator, Sequence
 
-from backend.engine.interface import EngineUnavailable, GenerationResult, TokenDelta
+from backend.engine.interface import EngineUnavailable, GenerationResult, LabelRead, TokenDelta
 from backend.engine.remote import Replica, ReplicaUnavailable
 from backend.engine.routing.router import Router, least_loaded
 
@@ -173,6 +173,32 @@ class ReplicaPool:
         finally:
             # The prefix is warm everywhere when the caller's warm-up returns.
             await asyncio.gather(*others, return_exceptions=True)
+
+    async def read_labels(
+        self,
+        prompt_ids: Sequence[int],
+        labels: Sequence[int],
+        *,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> LabelRead:
+        """On the replica the conversation's requests go to; on another if that one is down."""
+        if self.is_dead:
+            raise EngineUnavailable("no model replica is available")
+        tried: set[str] = set()
+        while True:
+            url = await self._choose(affinity_key, cache_salt, tried)
+            self._inflight[url] += 1
+            try:
+                return await self.replicas[url].read_labels(
+                    prompt_ids, labels, request_id=request_id, cache_salt=cache_salt, session=affinity_key
+                )
+            except ReplicaUnavailable as error:
+                self._take_out(url, str(error))
+                tried.add(url)
+            finally:
+                self._inflight[url] -= 1
 
     async def _choose(self, key: str | None, salt: str | None, tried: set[str]) -> str:
         routable = self._routable(tried)

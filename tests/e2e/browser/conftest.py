@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from backend.config import Settings
-from backend.engine.vllm_engine import VllmEngine
+from backend.engine.interface import Engine
 from tests.support import CHROMIUM, CHROMIUM_ARGS, served, wait_ready
 
 
@@ -30,7 +30,7 @@ async def page(browser):
 
 
 @pytest.fixture
-async def live_url(tiny_settings: Settings, tiny_engine: VllmEngine) -> AsyncIterator[str]:
+async def live_url(tiny_settings: Settings, tiny_engine: Engine) -> AsyncIterator[str]:
     """The app served on loopback, ready, for the browser."""
     async with served(tiny_settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
         await wait_ready(client)

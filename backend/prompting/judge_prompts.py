@@ -1,0 +1,130 @@
+"""The fixed prompts of the questions the model answers yes or no (`prompting/yes_no.py`).
+
+Each judge is a TOML file with one table per language: an instruction and labelled examples.
+The shared ones are `prompts/_judges/<name>.toml` (a prompts folder without them uses the
+shipped ones); a bot replaces one with its own `prompts/<bot>/judges/<name>.toml`. The
+instruction and examples are the same for every request, so the engine serves them from
+its prefix cache: only the item judged is new.
+"""
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backend.config import PROJECT_ROOT
+
+SHARED_FOLDER = "_judges"
+SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
+JUDGES = ("handoff", "unanswered", "supported")  # the questions the app asks; see backend/conversations
+IN_CONTEXT = {"supported"}  # asked at the end of the conversation itself: no examples
+ANSWERS = {"yes": True, "no": False}
+
+
+class JudgePromptError(ValueError):
+    """A judge file that does not parse or lacks what the judge needs; names the file."""
+
+
+@dataclass(frozen=True)
+class JudgeExample:
+    item: str  # what is judged, as the model reads it
+    answer: bool
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    name: str
+    instruction: str
+    examples: tuple[JudgeExample, ...]
+    threshold: float  # "yes" when its probability, against "no", is at least this
+    source: Path
+
+
+def format_item(fields: dict[str, str], language: str) -> str:
+    """One judged item as the model reads it: labelled lines, the same in examples and requests."""
+    labels = LABELS.get(language, LABELS["en"])
+    return "\n".join(f"{labels[key]}: {value.strip()}" for key, value in fields.items() if value.strip())
+
+
+LABELS = {
+    "en": {
+        "previous_reply": "Assistant's previous message",
+        "text": "Customer's message",
+        "question": "Customer's question",
+        "reply": "Assistant's reply",
+    },
+    "zh": {
+        "previous_reply": "客服上一条消息",
+        "text": "顾客消息",
+        "question": "顾客问题",
+        "reply": "客服回复",
+    },
+}
+ITEM_FIELDS = {"handoff": ("previous_reply", "text"), "unanswered": ("question", "reply")}
+
+
+# Which judges a bot asks unless its bot.toml `[judges]` says otherwise. Only the handoff
+# judge by default: on the default (0.5B) model the others were no better than chance on
+# the labelled sets (docs/quality.md); turn them on with a model that passes them.
+DEFAULT_SWITCHES = {"handoff": True, "unanswered": False, "supported": False}
+
+
+def judge_switches(config: dict[str, object]) -> dict[str, bool]:
+    unknown = set(config) - set(JUDGES)
+    if unknown or not all(isinstance(on, bool) for on in config.values()):
+        raise JudgePromptError(f"[judges] takes {list(JUDGES)} = true or false; got {config}")
+    return {name: bool(config.get(name, DEFAULT_SWITCHES[name])) for name in JUDGES}
+
+
+def load_judge_prompts(
+    bot_folder: Path, language: str, names: tuple[str, ...] = JUDGES
+) -> dict[str, JudgePrompt]:
+    prompts = {}
+    for name in names:
+        # The bot's own, else its prompts folder's, else the ones shipped in prompts/_judges.
+        places = [bot_folder / "judges", bot_folder.parent / SHARED_FOLDER, SHIPPED]
+        path = next(
+            (folder / f"{name}.toml" for folder in places if (folder / f"{name}.toml").is_file()), None
+        )
+        if path is None:
+            raise JudgePromptError(f"judge {name!r}: no {name}.toml in {', '.join(map(str, places))}")
+        prompts[name] = load_judge_prompt(path, name, language)
+    return prompts
+
+
+def load_judge_prompt(path: Path, name: str, language: str) -> JudgePrompt:
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:  # its message gives the line and column
+        raise JudgePromptError(f"{path}: {error}") from error
+    table = document.get(language) or document.get("en")
+    if not isinstance(table, dict):
+        raise JudgePromptError(f"{path}: no [{language}] or [en] table")
+    instruction = table.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise JudgePromptError(f"{path}: [{language}] needs an instruction")
+    fields = ITEM_FIELDS.get(name, ())
+    examples = tuple(
+        _example(path, language, n, raw, fields) for n, raw in enumerate(table.get("example", []))
+    )
+    if name in IN_CONTEXT and examples:
+        raise JudgePromptError(
+            f"{path}: this question is asked inside the conversation; it takes no examples"
+        )
+    if name not in IN_CONTEXT and (not any(e.answer for e in examples) or all(e.answer for e in examples)):
+        raise JudgePromptError(f"{path}: [{language}] needs examples answered yes and examples answered no")
+    threshold = float(table.get("threshold", document.get("threshold", 0.5)))
+    if not 0 < threshold < 1:
+        raise JudgePromptError(f"{path}: threshold must be between 0 and 1, not {threshold}")
+    return JudgePrompt(name, instruction.strip(), examples, threshold, path)
+
+
+def _example(path: Path, language: str, n: int, raw: Any, fields: tuple[str, ...]) -> JudgeExample:
+    where = f"{path}: [[{language}.example]] number {n + 1}"
+    if not isinstance(raw, dict) or str(raw.get("answer", "")).lower() not in ANSWERS:
+        raise JudgePromptError(f'{where}: answer must be "yes" or "no"')
+    unknown = set(raw) - {*fields, "answer"}
+    if unknown or not str(raw.get(fields[-1], "")).strip():
+        raise JudgePromptError(f"{where}: needs {fields[-1]!r}, may have {fields[0]!r}, nothing else")
+    item = format_item({key: str(raw.get(key, "")) for key in fields}, language)
+    return JudgeExample(item, ANSWERS[str(raw["answer"]).lower()])

@@ -1,0 +1,61 @@
+"""Checks of a finished reply, through the turn on the real engine: a reply whose figures the
+policy contradicts is stored with why, announced, and hands over where the bot says so."""
+
+from backend.engine.interface import GenerationResult, TokenDelta
+from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
+
+WRONG = "The warranty on backpacks is 2 years."  # the policy: backpacks 3 years, tents 2
+
+
+class Says(WrappedEngine):
+    """The real engine's reply, its text replaced by `text` (token ids stay the model's)."""
+
+    def __init__(self, inner, text: str):
+        super().__init__(inner)
+        self.text = text
+
+    async def stream(self, prompt_ids, **options):
+        async for item in self.inner.stream(prompt_ids, **options):
+            if isinstance(item, TokenDelta):
+                yield TokenDelta("", item.token_ids)
+            elif isinstance(item, GenerationResult):
+                yield GenerationResult(
+                    self.text, *[getattr(item, f) for f in list(item.__dataclass_fields__)[1:]]
+                )
+            else:
+                yield item
+
+
+async def test_a_reply_the_policy_contradicts_is_flagged_with_why(make_services, tiny_engine):
+    services = await make_services(engine=Says(tiny_engine, WRONG))
+    cid = (await open_conversation(services)).conversation.id
+
+    done = done_of(await take_turn(services, cid, "How long is the warranty on backpacks?"))
+
+    assert done.doubt == "2 year where the policy says 3 year" and not done.handoff
+    _, messages = await stored(services, cid)
+    assert messages[-1].doubt == done.doubt and messages[-1].text == WRONG
+
+
+async def test_a_right_reply_is_not_flagged(make_services, tiny_engine):
+    services = await make_services(engine=Says(tiny_engine, "Backpacks carry a three-year warranty."))
+    cid = (await open_conversation(services)).conversation.id
+    done = done_of(await take_turn(services, cid, "How long is the warranty on backpacks?"))
+    assert done.doubt is None
+    _, messages = await stored(services, cid)
+    assert messages[-1].doubt is None
+
+
+async def test_a_bot_that_hands_over_on_doubt_does(make_services, tiny_engine, prompts_copy):
+    bot_toml = prompts_copy / "shop-en" / "bot.toml"
+    bot_toml.write_text(
+        bot_toml.read_text(encoding="utf-8").replace("[handoff]\n", "[handoff]\non_doubt = true\n")
+    )
+    services = await make_services(engine=Says(tiny_engine, WRONG), prompts_dir=prompts_copy)
+    cid = (await open_conversation(services)).conversation.id
+
+    done = done_of(await take_turn(services, cid, "How long is the warranty on backpacks?"))
+
+    assert done.handoff and done.status == "open" and done.doubt
+    conversation, _ = await stored(services, cid)
+    assert conversation.handoff_reason == "doubt"

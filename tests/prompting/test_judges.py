@@ -1,0 +1,105 @@
+"""The yes/no judges on the real engine (the tiny model): label reads, caching, the gate's path.
+
+The tiny model's answers mean nothing; what is checked here is the mechanism: vLLM reports the
+label tokens' log-probabilities, the fixed few-shot prefix is served from the cache, and a
+judge's threshold decides. What the judges are worth is measured on the default model
+(tests/quality).
+"""
+
+import math
+from pathlib import Path
+
+import pytest
+
+from backend.prompting.bots import load_bot
+from backend.prompting.chat_format import ChatFormat
+from backend.prompting.judge_prompts import JudgePromptError, load_judge_prompt
+from backend.prompting.yes_no import YesNoJudge
+from tests.helpers import done_of, open_conversation, stored, take_turn
+
+BLOCK = 32
+
+
+@pytest.fixture(scope="module")
+def chat_format(tiny_model_dir: Path) -> ChatFormat:
+    from transformers import AutoTokenizer
+
+    return ChatFormat(AutoTokenizer.from_pretrained(tiny_model_dir))
+
+
+async def test_a_judge_reads_yes_and_no_and_its_prefix_comes_from_the_cache(
+    tiny_vllm, chat_format, prompts_copy
+):
+    bot = load_bot(prompts_copy / "shop-en")
+    judge = YesNoJudge(bot.judges["handoff"], chat_format)
+    assert len(judge.prefix_ids) > 4 * BLOCK  # instruction and examples: worth caching
+
+    first = await judge.ask(tiny_vllm, "Customer's message: hello", request_id="j-1", cache_salt="judges")
+    second = await judge.ask(
+        tiny_vllm, "Customer's message: where is my parcel?", request_id="j-2", cache_salt="judges"
+    )
+
+    assert 0.0 < first.p_yes < 1.0 and math.isfinite(first.p_yes)
+    assert first.answer == (first.p_yes >= judge.threshold)
+    assert second.cached_tokens >= len(judge.prefix_ids) // BLOCK * BLOCK  # only the item is new
+    again = await judge.ask(tiny_vllm, "Customer's message: hello", request_id="j-3", cache_salt="judges")
+    assert again.p_yes == pytest.approx(first.p_yes, abs=1e-3)  # greedy, one step: the same answer
+
+
+async def test_a_bots_threshold_decides_the_handoff_gate(make_services, tiny_vllm, prompts_copy):
+    # The real engine answers; a threshold of almost 0 makes any answer a yes.
+    handoff = prompts_copy / "_judges" / "handoff.toml"
+    handoff.write_text(
+        handoff.read_text(encoding="utf-8").replace("[en]\n", "[en]\nthreshold = 0.000001\n", 1)
+    )
+    services = await make_services(engine=tiny_vllm, prompts_dir=prompts_copy)
+    cid = (await open_conversation(services)).conversation.id
+
+    done = done_of(await take_turn(services, cid, "What colours does the rain jacket come in?"))
+
+    assert done.handoff and done.text == services.bots["shop-en"].definition.handoff.message
+    conversation, messages = await stored(services, cid)
+    assert conversation.handoff_reason == "customer_request"
+    assert [(m.role, m.finish_reason) for m in messages] == [("user", None), ("assistant", "handoff")]
+
+
+async def test_replies_on_the_real_engine_pass_the_gate_and_are_checked(
+    make_services, tiny_vllm, prompts_copy
+):
+    # A threshold of almost 1 makes any answer a no: the gate lets the reply through.
+    handoff = prompts_copy / "_judges" / "handoff.toml"
+    handoff.write_text(
+        handoff.read_text(encoding="utf-8").replace("[en]\n", "[en]\nthreshold = 0.999999\n", 1)
+    )
+    bot_toml = prompts_copy / "shop-en" / "bot.toml"  # every judge on: the checks ask the engine too
+    text = bot_toml.read_text(encoding="utf-8")
+    bot_toml.write_text(
+        text.replace("unanswered = false", "unanswered = true").replace(
+            "supported = false", "supported = true"
+        )
+    )
+    services = await make_services(engine=tiny_vllm, prompts_dir=prompts_copy)
+    cid = (await open_conversation(services)).conversation.id
+
+    events = await take_turn(services, cid, "How long is the warranty?")
+
+    done = done_of(events)
+    assert not done.handoff and done.finish_reason in ("stop", "length")
+    assert "".join(e.text for e in events if hasattr(e, "text") and e is not done) == done.text
+    assert done.checks_ms is not None and done.checks_ms > 0  # the model's checks ran after the reply
+    assert done.held_ms is not None and done.held_ms >= 0
+
+
+def test_a_judge_file_that_does_not_parse_names_the_file_and_line(tmp_path):
+    broken = tmp_path / "handoff.toml"
+    broken.write_text(
+        '[en]\ninstruction = "x"\n[[en.example]]\ntext = "hi\nanswer = "no"\n', encoding="utf-8"
+    )
+    with pytest.raises(JudgePromptError, match=r"handoff.toml.*line 4"):
+        load_judge_prompt(broken, "handoff", "en")
+    one_sided = tmp_path / "unanswered.toml"
+    one_sided.write_text(
+        '[en]\ninstruction = "x"\n[[en.example]]\nreply = "hi"\nanswer = "yes"\n', encoding="utf-8"
+    )
+    with pytest.raises(JudgePromptError, match="answered yes and examples answered no"):
+        load_judge_prompt(one_sided, "unanswered", "en")
