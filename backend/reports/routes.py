@@ -1,4 +1,4 @@
-"""The reports endpoints: the whole report, and the customers' feedback alone."""
+"""The reports endpoints: the whole report, and the bot's replies alone (doubts and feedback)."""
 
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -11,7 +11,7 @@ from backend.api.deps import Work
 from backend.api.errors import error_responses
 from backend.api.inputs import StorableText
 from backend.errors import InvalidInput
-from backend.reports.feedback import added, feedback_per_bot
+from backend.reports.replies import added, replies_per_bot
 from backend.reports.service import as_utc, build_report
 
 router = APIRouter(prefix="/api/v1/reports", tags=["agents: reports"])
@@ -57,11 +57,11 @@ async def report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict
     }
 
 
-@router.get("/feedback", responses=error_responses(401, 403, 422))
-async def feedback_report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict[str, Any]:
-    """The customers' thumbs up and down on the bot's replies written in the range, and the share
-    rated up, overall and per bot: the admin page's figures, without the rest of the report."""
-    per_bot = await feedback_per_bot(work.db, window.start, window.end, window.bot)
+@router.get("/replies", responses=error_responses(401, 403, 422))
+async def replies_report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict[str, Any]:
+    """The bot's replies written in the range, overall and per bot: how many, how many were
+    flagged as doubtful, and the customers' thumbs up and down (the admin page's figures)."""
+    per_bot = await replies_per_bot(work.db, window.start, window.end, window.bot)
     return {
         "from": window.start,
         "to": window.end,

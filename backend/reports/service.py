@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.conversations.models import Conversation, ConversationStatus, Message
 from backend.prompting.models import Bot
-from backend.reports.feedback import FeedbackCounts, added, feedback_per_bot
+from backend.reports.replies import ReplyCounts, added, replies_per_bot
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -32,7 +32,7 @@ class BotReport:
     handed_off: int = 0
     first_human_response_s: dict[str, float | None] = field(default_factory=dict)
     resolution_s: dict[str, float | None] = field(default_factory=dict)
-    feedback: FeedbackCounts = field(default_factory=FeedbackCounts)
+    replies: ReplyCounts = field(default_factory=ReplyCounts)
 
 
 async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: str | None) -> dict[str, Any]:
@@ -57,9 +57,9 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
     message_counts: dict[str, dict[str, int]] = {}
     for slug, message_role, count in counts:
         message_counts.setdefault(slug, {})[message_role.value] = count
-    feedback = await feedback_per_bot(db, start, end, bot)
+    replies = await replies_per_bot(db, start, end, bot)
     per_bot = {
-        slug: _summarise(rows, message_counts.get(slug, {}), feedback.get(slug, FeedbackCounts()))
+        slug: _summarise(rows, message_counts.get(slug, {}), replies.get(slug, ReplyCounts()))
         for slug, rows in sorted(by_bot.items())
     }
     every = [c for rows in by_bot.values() for c in rows]
@@ -71,13 +71,13 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
         "from": start,
         "to": end,
         "bot": bot,
-        "total": _summarise(every, total_messages, added(feedback.values())),
+        "total": _summarise(every, total_messages, added(replies.values())),
         "per_bot": per_bot,
     }
 
 
 def _summarise(
-    conversations: list[Conversation], messages: dict[str, int], feedback: FeedbackCounts
+    conversations: list[Conversation], messages: dict[str, int], replies: ReplyCounts
 ) -> BotReport:
     handed = [c for c in conversations if c.handed_off_at is not None]
     first_reply = [
@@ -99,5 +99,5 @@ def _summarise(
         handed_off=len(handed),
         first_human_response_s=_seconds(first_reply),
         resolution_s=_seconds(resolution),
-        feedback=feedback,
+        replies=replies,
     )

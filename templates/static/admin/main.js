@@ -1,10 +1,10 @@
 /* The admin page: QPS, response times, prefix-cache hit rate and engine load, live, and the
- * customers' feedback on the bots' replies. The figures come from /api/v1/admin/metrics and
- * /api/v1/reports/feedback; all text is set as text (see ../shared/dom.js). */
+ * doubts and customers' feedback on the bots' replies. The figures come from /api/v1/admin/metrics and
+ * /api/v1/reports/replies; all text is set as text (see ../shared/dom.js). */
 
 import { request } from "../shared/api.js";
 import { $, el, svgEl } from "../shared/dom.js";
-import { feedbackPath, feedbackSection, showFeedback } from "./feedback.js";
+import { repliesPath, repliesSection, showReplies } from "./replies.js";
 import { fmt, row } from "./format.js";
 
 const TOKEN_KEY = "prefixdesk.adminToken";
@@ -112,7 +112,7 @@ function dashboard(me) {
       el("h2", { id: "bots-title" }, "Per bot"),
       el("table", { id: "per-bot" }, el("thead", {}, row("th", headings)), el("tbody", {})),
     ),
-    feedbackSection(),
+    repliesSection(),
   );
   windowSelect.addEventListener("change", refresh);
   refresh();
@@ -157,11 +157,11 @@ function set(id, value, sub) {
 async function refresh() {
   const seconds = $("window").value;
   let data;
-  let feedback;
+  let replies;
   try {
-    [data, feedback] = await Promise.all([
+    [data, replies] = await Promise.all([
       api(`/api/v1/admin/metrics?window=${seconds}`),
-      api(feedbackPath(seconds)),
+      api(repliesPath(seconds)),
     ]);
   } catch (failure) {
     if (/token|admin/.test(failure.message)) return signIn(failure.message);
@@ -204,7 +204,7 @@ async function refresh() {
       ]),
     ),
   );
-  showFeedback(feedback);
+  showReplies(replies);
   $("updated").textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()} · ${data.step_s}s buckets`;
 }
 

@@ -1,5 +1,5 @@
 /* The transcript's entries as nodes: the greeting, messages (with their timings and tokens,
- * and the customer's thumbs up or down on a bot reply) and private notes. */
+ * the customer's thumbs up or down on a bot reply, and why a reply may be wrong) and private notes. */
 
 import { el, svgEl } from "../shared/dom.js";
 import { agentName, cachedShare, milliseconds, shortTime, timeNode } from "./format.js";
@@ -37,6 +37,7 @@ export function messageNode(message) {
       timeNode(message.created_at, shortTime),
     ),
     el("p", { class: "msg-text" }, messageText(message)),
+    doubtNode(message),
     message.role === "assistant" ? metricsNode(message) : null,
   );
 }
@@ -54,6 +55,17 @@ function feedbackNode(message) {
     thumb,
     el("span", { class: "visually-hidden" }, "Customer feedback: "),
     FEEDBACK_LABELS[message.feedback],
+  );
+}
+
+// A reply the checks flagged: said before the metrics, with why, so an agent can correct it.
+function doubtNode(message) {
+  if (!message.doubt) return null;
+  return el(
+    "p",
+    { class: "doubt", role: "note", dataset: { doubt: "" } },
+    el("span", { class: "doubt-label" }, "May be wrong: "),
+    message.doubt,
   );
 }
 

@@ -17,11 +17,11 @@ FOCUSED_IN_WIDGET = """() => {
   const inner = document.activeElement?.shadowRoot?.activeElement;
   return inner ? inner.getAttribute("aria-label") || inner.tagName.toLowerCase() : null;
 }"""
-# The admin page's feedback table: bot -> [helpful, not helpful], as shown.
+# The admin page's replies table: bot -> [helpful, not helpful], as shown.
 FEEDBACK_TABLE = """() => Object.fromEntries(
-  [...document.querySelectorAll("#feedback-per-bot tbody tr")]
-    .filter((row) => row.cells.length === 4)
-    .map((row) => [row.cells[0].textContent, [row.cells[1].textContent, row.cells[2].textContent]]),
+  [...document.querySelectorAll("#replies-per-bot tbody tr")]
+    .filter((row) => row.cells.length === 6)
+    .map((row) => [row.cells[0].textContent, [row.cells[3].textContent, row.cells[4].textContent]]),
 )"""
 
 
@@ -140,10 +140,11 @@ async def test_a_customer_rates_a_reply_by_keyboard_and_staff_see_it(pages, live
     await admin_page.screenshot(path=SCREENSHOTS / "admin-feedback.png", full_page=True)
     async with httpx.AsyncClient(base_url=live_url) as staff:
         params = {"from": began, "bot": "shop-en"}
-        figures = (await staff.get("/api/v1/reports/feedback", headers=agent, params=params)).json()
+        figures = (await staff.get("/api/v1/reports/replies", headers=agent, params=params)).json()
         report = (await staff.get("/api/v1/reports", headers=agent, params=params)).json()
-    assert figures["per_bot"] == {"shop-en": {"up": 0, "down": 1, "up_share": 0.0}}
-    assert report["per_bot"]["shop-en"]["feedback"] == figures["per_bot"]["shop-en"]
+    rated = figures["per_bot"]["shop-en"]
+    assert (rated["up"], rated["down"], rated["up_share"]) == (0, 1, 0.0)
+    assert report["per_bot"]["shop-en"]["replies"] == rated
     assert csp_violations == []
 
 
