@@ -9,6 +9,7 @@ import typer
 from backend.agents.cli import agents_app
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
+from backend.evaluation.cli import eval_command, judges_command
 from backend.prompting.cli import prompts_app
 
 app = typer.Typer(
@@ -22,6 +23,8 @@ model_app = typer.Typer(
 app.add_typer(model_app, name="model")
 app.add_typer(agents_app, name="agents")
 app.add_typer(prompts_app, name="prompts")
+app.command("eval")(eval_command)
+app.command("judges")(judges_command)
 
 
 def _fail(message: str) -> None:

@@ -8,4 +8,7 @@ scripts/services.sh
 .venv/bin/lint-imports            # the layers of docs/architecture.md
 .venv/bin/mypy                    # strict, as configured in pyproject.toml
 .venv/bin/prefixdesk prompts check
+# Answers: every bot's eval cases on the default model; a bot that passes fewer than
+# bench/results/eval.json records (less a margin for the CPU's float rounding) fails.
+.venv/bin/prefixdesk eval --baseline bench/results/eval.json --margin 2 --output var/eval-latest.json
 exec .venv/bin/python -m pytest "$@"

@@ -1,6 +1,11 @@
 """`prefixdesk prompts ...`: the bots in prompts/, checked before they reach the cache."""
 
+import json
 import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 from typing import Annotated
 
 import httpx
@@ -43,6 +48,17 @@ def check() -> None:
 def reload(
     url: Annotated[str, typer.Option(help="The running app.")] = "http://127.0.0.1:8000",
     token: Annotated[str | None, typer.Option(help="An admin API token [env: PREFIXDESK_API_TOKEN]")] = None,
+    evaluate: Annotated[
+        bool,
+        typer.Option(
+            "--eval",
+            help="First run `prefixdesk eval` on the running app and on prompts/ here; "
+            "refuse if a bot passes fewer cases.",
+        ),
+    ] = False,
+    bots: Annotated[
+        list[str] | None, typer.Option("--bot", help="With --eval: only this bot (repeatable).")
+    ] = None,
 ) -> None:
     """Make the running app (every process of it) read prompts/ again, warming changed prefixes first."""
     token = token or os.environ.get("PREFIXDESK_API_TOKEN")
@@ -51,6 +67,16 @@ def reload(
             "error: pass --token or set PREFIXDESK_API_TOKEN (an admin token)", fg=typer.colors.RED, err=True
         )
         raise typer.Exit(1)
+    if evaluate:
+        worse = worse_than_running(url, bots)
+        if worse:
+            typer.secho(
+                "refused: the changed prompts answer worse than the running ones:",
+                fg=typer.colors.RED,
+                err=True,
+            )
+            typer.echo("\n".join(worse), err=True)
+            raise typer.Exit(1)
     try:
         response = httpx.post(
             f"{url.rstrip('/')}/api/v1/admin/prompts/reload",
@@ -64,9 +90,11 @@ def reload(
         detail = response.json().get("detail", response.text) if response.content else response.reason_phrase
         typer.secho(f"error: {response.status_code}: {detail}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1)
-    for slug, bot in response.json()["bots"].items():
-        state = "new version, warmed" if bot["changed"] else "unchanged"
-        typer.echo(f"{slug}\tversion {bot['prompt_version_id']}\t{bot['prefix_tokens']} tokens\t{state}")
+    for slug, version in response.json()["bots"].items():
+        state = "new version, warmed" if version["changed"] else "unchanged"
+        typer.echo(
+            f"{slug}\tversion {version['prompt_version_id']}\t{version['prefix_tokens']} tokens\t{state}"
+        )
 
 
 def usage_table(result: CheckResult, block_size: int) -> str:
@@ -104,3 +132,23 @@ def usage_table(result: CheckResult, block_size: int) -> str:
         "share              from cache / first turn tokens",
     )
     return "\n".join([*lines, "", *notes])
+
+
+def worse_than_running(url: str, bots: list[str] | None) -> list[str]:
+    """The bots whose eval cases pass less often on prompts/ here than on the running app."""
+    with tempfile.TemporaryDirectory(prefix="prefixdesk-reload-") as folder:
+        running, changed = Path(folder) / "running.json", Path(folder) / "changed.json"
+        only = [arg for slug in bots or () for arg in ("--bot", slug)]
+        for target, extra in ((running, ["--url", url]), (changed, [])):
+            arguments = ["eval", "--output", str(target), *only, *extra]
+            typer.echo(f"evaluating {'the running app' if extra else 'prompts/ here'} ...")
+            command = [sys.executable, "-m", "backend.cli", *arguments]
+            if subprocess.run(command, check=False).returncode != 0:  # noqa: S603 (our own command)
+                return [f"  `prefixdesk {' '.join(arguments)}` failed"]
+        before = json.loads(running.read_text(encoding="utf-8"))["bots"]
+        after = json.loads(changed.read_text(encoding="utf-8"))["bots"]
+    return [
+        f"  {slug}: {result['passed']}/{result['cases']} passed, running version {before[slug]['passed']}"
+        for slug, result in after.items()
+        if slug in before and result["passed"] < before[slug]["passed"]
+    ]

@@ -1,0 +1,148 @@
+"""`prefixdesk eval`: the table per bot, the JSON file, and the gate against a baseline."""
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from backend.config import PROJECT_ROOT, Settings, get_settings
+from backend.evaluation.cases import EvalFileError
+from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
+
+DEFAULT_OUTPUT = PROJECT_ROOT / "bench" / "results" / "eval.json"
+JUDGES_OUTPUT = PROJECT_ROOT / "bench" / "results" / "judges.json"
+
+
+def eval_command(
+    bot: Annotated[list[str] | None, typer.Option(help="Only this bot (repeatable).")] = None,
+    url: Annotated[
+        str | None, typer.Option(help="A running app to evaluate, instead of one of its own.")
+    ] = None,
+    output: Annotated[Path, typer.Option(help="Where to write the results.")] = DEFAULT_OUTPUT,
+    baseline: Annotated[
+        Path | None, typer.Option(help="Fail if a bot passes fewer cases than here, less the margin.")
+    ] = None,
+    margin: Annotated[int, typer.Option(help="Cases a bot may lose against the baseline.")] = 2,
+    without_examples: Annotated[
+        bool, typer.Option(help="Leave the bots' worked examples out of their prefix (to measure them).")
+    ] = False,
+) -> None:
+    """Run every bot's eval cases (prompts/<bot>/eval.toml) through the app and score the replies."""
+    settings = get_settings()
+    if without_examples:
+        settings = settings.model_copy(update={"prompts_dir": _without_examples(settings.prompts_dir)})
+    try:
+        cases = bot_cases(settings.prompts_dir, bot)
+    except (EvalFileError, ValueError) as error:
+        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from error
+    results = asyncio.run(_evaluate(settings, url, cases))
+    report = {
+        "model": str(settings.model or "default"),
+        "worked_examples": not without_examples,
+        "bots": results,
+    }
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    typer.echo(table(results))
+    typer.echo(f"\nwritten to {output}")
+    if baseline is not None:
+        worse = regressions(results, json.loads(baseline.read_text(encoding="utf-8"))["bots"], margin)
+        if worse:
+            typer.secho("answers got worse:\n" + "\n".join(worse), fg=typer.colors.RED, err=True)
+            raise typer.Exit(1)
+        typer.echo(f"no bot is worse than {baseline} (margin {margin} cases)")
+
+
+async def _evaluate(settings: Settings, url: str | None, cases: dict[str, Any]) -> dict[str, Any]:
+    async with app_client(settings, url) as client:
+        return {slug: await evaluate_bot(client, slug, bot_cases_) for slug, bot_cases_ in cases.items()}
+
+
+def regressions(results: dict[str, Any], baseline: dict[str, Any], margin: int) -> list[str]:
+    worse = []
+    for slug, result in results.items():
+        before = baseline.get(slug)
+        if before is not None and result["passed"] < before["passed"] - margin:
+            worse.append(
+                f"  {slug}: {result['passed']}/{result['cases']} passed, baseline {before['passed']}"
+            )
+    return worse
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = []
+    for slug, result in results.items():
+        handoff, doubt = result["handoff"], result["doubt"]
+        lines += [
+            f"\n{slug}: {result['passed']}/{result['cases']} passed in {result['seconds']} s, "
+            f"cached share {result['cached_share']}",
+            f"  handoff precision {handoff['precision']} recall {handoff['recall']} "
+            f"({handoff['happened']} handed over, {handoff['expected']} expected)",
+            f"  doubt flags: {doubt['wrong_flagged']}/{doubt['wrong_replies']} wrong replies, "
+            f"{doubt['right_flagged']}/{doubt['right_replies']} right ones",
+            f"  first token after {result['ttft_ms_p50']} ms (p50), held for the gate "
+            f"{result['first_token_held_ms_mean']} ms, checks after the reply "
+            f"{result['checks_ms_mean']} ms (means)",
+        ]
+        for failure in result["failures"]:
+            reply = failure["reply"].replace("\n", " ")[:120]
+            lines.append(f"  FAIL {failure['case']}: {'; '.join(failure['reasons'])} | {reply}")
+    return "\n".join(lines)
+
+
+def _without_examples(prompts_dir: Path) -> Path:
+    """A copy of prompts/ with every bot's worked examples removed."""
+    import shutil
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="prefixdesk-prompts-")) / "prompts"
+    shutil.copytree(prompts_dir, copy)
+    for examples in copy.glob("*/examples.toml"):
+        examples.unlink()
+    return copy
+
+
+def judges_command(
+    labelled: Annotated[Path, typer.Option(help="The folder of labelled sets.")] = PROJECT_ROOT
+    / "tests"
+    / "quality",
+    output: Annotated[Path, typer.Option(help="Where to write the results.")] = JUDGES_OUTPUT,
+) -> None:
+    """Score the yes/no judges (prompts/_judges) on labelled sets: precision, recall, cost."""
+    settings = get_settings()
+    report = asyncio.run(_score_judges(settings, labelled))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for judge, languages in report["judges"].items():
+        for language, figures in languages.items():
+            typer.echo(
+                f"{judge:<11} {language}  precision {figures['precision']}  recall {figures['recall']}  "
+                f"accuracy {figures['accuracy']}  ({figures['items']} items, {figures['judge_ms_mean']} ms, "
+                f"{figures['new_tokens_mean']} new tokens each, prefix {figures['prefix_tokens']})"
+            )
+            for error in figures["errors"]:
+                item = error["item"].replace("\n", " | ")[:150]
+                typer.echo(f"    expected {error['expected']} (p_yes {error['p_yes']}): {item}")
+    typer.echo(f"\nwritten to {output}")
+
+
+async def _score_judges(settings: Settings, labelled: Path) -> dict[str, Any]:
+    from backend.engine.factory import start_engine
+    from backend.engine.model_store import resolve_model_dir
+    from backend.evaluation.labelled import SETS, score_set
+    from backend.prompting.chat_format import ChatFormat
+    from backend.services import load_tokenizer
+
+    model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+    chat_format = ChatFormat(await asyncio.to_thread(load_tokenizer, model_dir))
+    engine = await start_engine(settings, model_dir, None)
+    try:
+        judges = {
+            name: await score_set(engine, chat_format, settings.prompts_dir, labelled, name) for name in SETS
+        }
+    finally:
+        engine.shutdown()
+    return {"model": str(settings.model or "default"), "judges": judges}

@@ -1,0 +1,82 @@
+"""The judges against labelled sets: precision and recall of "asks for a person" and "did not answer".
+
+The sets are TOML files of labelled items (tests/quality/): customer messages, each with
+whether it asks for a person; bot replies, each with whether it answered. Each language is
+judged with the judge prompts a bot of that language gets (prompts/_judges by default).
+"""
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from backend.engine.interface import Engine
+from backend.prompting.chat_format import ChatFormat
+from backend.prompting.judge_prompts import format_item, load_judge_prompts
+from backend.prompting.yes_no import YesNoJudge
+
+# judge -> (file, table of an item, the item's fields as the judge reads them, its label, is "yes")
+SETS = {
+    "handoff": ("handoff_requests.toml", "message", ("previous_reply", "text"), "asks_for_human", True),
+    "unanswered": ("unanswered_replies.toml", "reply", ("question", "reply"), "answered", False),
+}
+
+
+@dataclass(frozen=True)
+class Scored:
+    truth: bool  # the judge should say yes
+    said: bool
+    p_yes: float
+    item: str
+
+
+async def score_set(
+    engine: Engine, chat_format: ChatFormat, prompts_dir: Path, labelled_dir: Path, judge_name: str
+) -> dict[str, Any]:
+    """Per language: precision and recall of the judge's "yes", and what it cost."""
+    file, table, fields, label, label_means_yes = SETS[judge_name]
+    items = tomllib.loads((labelled_dir / file).read_text(encoding="utf-8"))[table]
+    report: dict[str, Any] = {}
+    for language in sorted({item["language"] for item in items}):
+        # A bot of this language gets these judges unless it brings its own.
+        prompt = load_judge_prompts(_any_bot_folder(prompts_dir), language)[judge_name]
+        judge = YesNoJudge(prompt, chat_format)
+        scored, seconds, cached, prompt_tokens = [], 0.0, 0, 0
+        for n, item in enumerate(i for i in items if i["language"] == language):
+            text = format_item({key: str(item.get(key, "")) for key in fields}, language)
+            judgement = await judge.ask(
+                engine, text, request_id=f"labelled-{judge_name}-{language}-{n}", cache_salt="labelled"
+            )
+            truth = bool(item[label]) == label_means_yes
+            scored.append(Scored(truth, judgement.answer, judgement.p_yes, text))
+            seconds += judgement.seconds
+            cached += judgement.cached_tokens
+            prompt_tokens += judgement.prompt_tokens
+        report[language] = summary(scored) | {
+            "judge_ms_mean": round(seconds / len(scored) * 1000, 1),
+            "new_tokens_mean": round((prompt_tokens - cached) / len(scored), 1),
+            "prefix_tokens": len(judge.prefix_ids),
+        }
+    return report
+
+
+def summary(scored: list[Scored]) -> dict[str, Any]:
+    true_yes = sum(s.truth and s.said for s in scored)
+    said_yes = sum(s.said for s in scored)
+    truly_yes = sum(s.truth for s in scored)
+    return {
+        "items": len(scored),
+        "precision": round(true_yes / said_yes, 3) if said_yes else None,
+        "recall": round(true_yes / truly_yes, 3) if truly_yes else None,
+        "accuracy": round(sum(s.truth == s.said for s in scored) / len(scored), 3),
+        "errors": [
+            {"item": s.item, "expected": "yes" if s.truth else "no", "p_yes": round(s.p_yes, 3)}
+            for s in scored
+            if s.truth != s.said
+        ],
+    }
+
+
+def _any_bot_folder(prompts_dir: Path) -> Path:
+    """A folder standing for a bot without judges of its own: the shared ones apply."""
+    return prompts_dir / "_any-bot"

@@ -1,0 +1,190 @@
+"""`prefixdesk eval`: every bot's eval cases through the app's own API, one at a time.
+
+The app is a running server (by URL) or this process's own, on an embedded engine with a
+throwaway SQLite database. Cases run one after another: the CPU build rounds floats
+differently when requests are batched, and a gate in CI must give the same score each run.
+"""
+
+import asyncio
+import json
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tqdm import tqdm
+
+from backend.config import Settings
+from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
+from backend.sse_reader import read_sse
+
+
+@dataclass
+class CaseResult:
+    name: str
+    passed: bool
+    reasons: list[str]
+    reply: str
+    handoff_expected: bool
+    handed_off: bool
+    doubt: str | None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    held_ms: list[float] = field(default_factory=list)
+    checks_ms: list[float] = field(default_factory=list)
+    ttft_ms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Transcript:
+    reply: str = ""
+    handed_off: bool = False
+    doubt: str | None = None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    held_ms: list[float] = field(default_factory=list)
+    checks_ms: list[float] = field(default_factory=list)
+    ttft_ms: list[float] = field(default_factory=list)
+
+
+async def run_case(client: httpx.AsyncClient, bot: str, case: Case) -> CaseResult:
+    body: dict[str, Any] = {"bot": bot}
+    if case.context:
+        body["context"] = case.context
+    started = await client.post("/api/v1/widget/conversations", json=body)
+    started.raise_for_status()
+    conversation = started.json()
+    headers = {"Authorization": f"Bearer {conversation['customer_token']}"}
+    url = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
+    said = Transcript()
+    for turn in case.turns:
+        await _send(client, url, headers, turn, said)
+    reasons = judge(case, said.reply, said.handed_off)
+    return CaseResult(
+        case.name,
+        not reasons,
+        reasons,
+        said.reply,
+        case.handoff,
+        said.handed_off,
+        said.doubt,
+        said.prompt_tokens,
+        said.cached_tokens,
+        said.held_ms,
+        said.checks_ms,
+        said.ttft_ms,
+    )
+
+
+async def _send(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], text: str, said: Transcript
+) -> None:
+    async with client.stream("POST", url, json={"text": text}, headers=headers) as response:
+        if response.status_code != 200:
+            await response.aread()
+            raise RuntimeError(f"the app answered {response.status_code}: {response.text[:300]}")
+        async for event in read_sse(response.aiter_lines()):
+            if event.event == "waiting":  # a human has the conversation already
+                said.handed_off, said.reply, said.doubt = True, "", None
+            elif event.event == "error":
+                raise RuntimeError(f"the reply failed: {event.data}")
+            elif event.event == "done":
+                done = json.loads(event.data)
+                said.reply, said.doubt = done["text"], done.get("doubt")
+                said.handed_off = said.handed_off or bool(done.get("handoff"))
+                said.prompt_tokens += done.get("prompt_tokens") or 0
+                said.cached_tokens += done.get("cached_tokens") or 0
+                if done.get("held_ms") is not None:
+                    said.held_ms.append(done["held_ms"])
+                if done.get("checks_ms") is not None:
+                    said.checks_ms.append(done["checks_ms"])
+                if done.get("ttft_ms") is not None:
+                    said.ttft_ms.append(done["ttft_ms"])
+
+
+async def evaluate_bot(client: httpx.AsyncClient, bot: str, cases: list[Case]) -> dict[str, Any]:
+    started = time.perf_counter()
+    results = [await run_case(client, bot, case) for case in tqdm(cases, desc=bot, unit="case", leave=False)]
+    return summarise(results, time.perf_counter() - started)
+
+
+def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
+    expected = [r for r in results if r.handoff_expected]
+    handed = [r for r in results if r.handed_off]
+    true_handoffs = sum(r.handoff_expected and r.handed_off for r in results)
+    answered = [r for r in results if not r.handed_off]  # replies the bot wrote and the checks saw
+    wrong = [r for r in answered if not r.passed]
+    right = [r for r in answered if r.passed]
+    prompt = sum(r.prompt_tokens for r in results)
+    held = [ms for r in results for ms in r.held_ms]
+    checks = [ms for r in results for ms in r.checks_ms]
+    ttft = sorted(ms for r in results for ms in r.ttft_ms)
+    return {
+        "cases": len(results),
+        "passed": sum(r.passed for r in results),
+        "handoff": {
+            "expected": len(expected),
+            "happened": len(handed),
+            "precision": round(true_handoffs / len(handed), 3) if handed else None,
+            "recall": round(true_handoffs / len(expected), 3) if expected else None,
+        },
+        "doubt": {
+            "wrong_replies": len(wrong),
+            "wrong_flagged": sum(r.doubt is not None for r in wrong),
+            "right_replies": len(right),
+            "right_flagged": sum(r.doubt is not None for r in right),
+        },
+        "cached_share": round(sum(r.cached_tokens for r in results) / prompt, 3) if prompt else None,
+        "ttft_ms_p50": ttft[len(ttft) // 2] if ttft else None,
+        "first_token_held_ms_mean": round(sum(held) / len(held), 1) if held else None,
+        "checks_ms_mean": round(sum(checks) / len(checks), 1) if checks else None,
+        "seconds": round(seconds, 1),
+        "failures": [
+            {"case": r.name, "reasons": r.reasons, "reply": r.reply[:400]} for r in results if not r.passed
+        ],
+        "flagged": [{"case": r.name, "doubt": r.doubt} for r in results if r.doubt],
+    }
+
+
+def bot_cases(prompts_dir: Path, bots: list[str] | None) -> dict[str, list[Case]]:
+    """Each bot's cases (every bot with an eval file, or the ones named)."""
+    folders = sorted(p for p in prompts_dir.iterdir() if (p / EVAL_FILE).is_file())
+    chosen = {folder.name: folder for folder in folders if not bots or folder.name in bots}
+    missing = sorted(set(bots or ()) - set(chosen))
+    if missing:
+        raise ValueError(f"no {EVAL_FILE} for {missing} in {prompts_dir}")
+    return {slug: load_cases(folder / EVAL_FILE) for slug, folder in chosen.items()}
+
+
+@asynccontextmanager
+async def app_client(settings: Settings, url: str | None) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the running app at `url`, or of an app of this process's own."""
+    if url:
+        async with httpx.AsyncClient(base_url=url, timeout=600) as client:
+            yield client
+        return
+    from backend.app import create_app
+    from backend.migrate import upgrade
+
+    with tempfile.TemporaryDirectory(prefix="prefixdesk-eval-") as folder:
+        database = f"sqlite+aiosqlite:///{folder}/eval.db"
+        await asyncio.to_thread(upgrade, database)
+        own = settings.model_copy(update={"database_url": database, "redis_url": None})
+        app = create_app(own)
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://eval", timeout=600) as client:
+                await _wait_until_ready(client, own.engine_start_timeout_s)
+                yield client
+
+
+async def _wait_until_ready(client: httpx.AsyncClient, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while (response := await client.get("/readyz")).status_code != 200:
+        if "error" in response.json() or time.monotonic() > deadline:
+            raise RuntimeError(f"the app did not become ready: {response.json()}")
+        await asyncio.sleep(1)

@@ -1,0 +1,95 @@
+"""Eval files: the shipped ones load, a broken one is named with its line, and a reply is judged
+by what it must and must not say."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backend.config import PROJECT_ROOT
+from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
+from backend.evaluation.runner import CaseResult, summarise
+
+
+def test_every_shipped_bot_has_at_least_25_cases_with_handoffs_among_them():
+    for folder in ("shop-en", "appliance-zh"):
+        cases = load_cases(PROJECT_ROOT / "prompts" / folder / "eval.toml")
+        assert len(cases) >= 25
+        assert any(case.handoff for case in cases) and any(len(case.turns) > 1 for case in cases)
+
+
+def test_a_file_that_does_not_parse_names_the_file_and_line(tmp_path: Path):
+    broken = tmp_path / "eval.toml"
+    broken.write_text('[[case]]\nname = "ok"\nturns = ["hi"]\nhandoff = false\n\n[[case]]\nname = "oops\n')
+    with pytest.raises(EvalFileError, match=r"eval.toml: .*line 7"):
+        load_cases(broken)
+
+
+def test_a_malformed_case_is_named_with_its_line(tmp_path: Path):
+    bad = tmp_path / "eval.toml"
+    bad.write_text(
+        '[[case]]\nname = "a"\nturns = ["hi"]\nhandoff = false\n\n[[case]]\nname = "b"\nturns = "hi"\n'
+    )
+    with pytest.raises(EvalFileError, match=r"eval.toml, line 6: case 'b' needs turns"):
+        load_cases(bad)
+    bad.write_text('[[case]]\nname = "a"\nturns = ["hi"]\nexpects = [["x"]]\n')
+    with pytest.raises(EvalFileError, match=r"line 1: unknown keys \['expects'\]"):
+        load_cases(bad)
+
+
+def test_the_command_reports_a_broken_file_and_exits_2(tmp_path: Path):
+    bot = tmp_path / "prompts" / "some-bot"
+    bot.mkdir(parents=True)
+    (bot / "eval.toml").write_text('[[case]]\nname = "x"\nturns = [\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "backend.cli", "eval"],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PREFIXDESK_PROMPTS_DIR": str(tmp_path / "prompts"),
+            "HOME": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "some-bot/eval.toml" in done.stderr and "line" in done.stderr
+
+
+def test_a_reply_passes_on_every_expected_fact_and_no_forbidden_phrase():
+    case = Case("warranty", ("How long?",), expect=(("3 years", "three years"),), forbid=("2 years",))
+    assert judge(case, "Backpacks have a three-year... no: three years.", handed_off=False) == []
+    assert judge(case, "It is 2 years, not 3 years.", handed_off=False) == ["says '2 years'"]
+    assert judge(case, "I don't know.", handed_off=False) == ["missing '3 years'"]
+    assert judge(case, "Passing you on.", handed_off=True) == ["handed over to a human"]
+    wants_person = Case("person", ("a human please",), handoff=True)
+    assert judge(wants_person, "", handed_off=True) == []
+    assert judge(wants_person, "Sure! Our policy says...", handed_off=False) == [
+        "no handoff, one was expected"
+    ]
+
+
+def test_the_summary_counts_handoffs_and_doubts():
+    def result(name, passed, expected, happened, doubt=None):
+        return CaseResult(name, passed, [] if passed else ["x"], "", expected, happened, doubt, 100, 90)
+
+    summary = summarise(
+        [
+            result("a", True, True, True),
+            result("b", False, False, True),
+            result("c", False, True, False, doubt="9 eur is not in the policy"),
+            result("d", True, False, False, doubt="4 day is not in the policy"),
+        ],
+        seconds=3.0,
+    )
+    assert (summary["cases"], summary["passed"]) == (4, 2)
+    assert summary["handoff"] == {"expected": 2, "happened": 2, "precision": 0.5, "recall": 0.5}
+    assert summary["doubt"] == {
+        "wrong_replies": 1,
+        "wrong_flagged": 1,
+        "right_replies": 1,
+        "right_flagged": 1,
+    }
+    assert summary["cached_share"] == 0.9
