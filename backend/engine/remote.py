@@ -11,7 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -47,6 +47,11 @@ def parse_load(metrics_text: str) -> int:
         if name in LOAD_METRICS:
             total += float(line.rsplit(" ", 1)[1])
     return int(total)
+
+
+def cached_tokens(usage: dict[str, Any]) -> int:
+    """The prompt tokens served from the replica's prefix cache, from a response's usage."""
+    return int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
 
 
 class Replica:
@@ -137,11 +142,8 @@ class Replica:
             # vLLM aborts a request whose client went away.
             completions = f"{self.url}/v1/completions"
             async with self._client.stream("POST", completions, json=body, headers=headers) as response:
-                if response.status_code >= 500:
-                    raise ReplicaUnavailable(f"{self.url} answered {response.status_code}")
                 if response.status_code >= 400:
-                    detail = (await response.aread()).decode(errors="replace")[:500]
-                    raise ReplicaRequestError(f"{self.url} refused the request: {detail}")
+                    self._refuse(response.status_code, (await response.aread()).decode(errors="replace"))
                 async for event in read_sse(response.aiter_lines()):
                     if event.data == "[DONE]":
                         continue
@@ -153,9 +155,7 @@ class Replica:
                             yield delta
                         reply.finish_reason = choice.get("finish_reason") or reply.finish_reason
                     if usage := chunk.get("usage"):
-                        reply.cached_tokens = (usage.get("prompt_tokens_details") or {}).get(
-                            "cached_tokens"
-                        ) or 0
+                        reply.cached_tokens = cached_tokens(usage)
         except httpx.HTTPError as error:
             raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
         yield reply.result()
@@ -185,16 +185,19 @@ class Replica:
             response = await self._client.post(f"{self.url}/v1/completions", json=body, headers=headers)
         except httpx.HTTPError as error:
             raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
-        if response.status_code >= 500:
-            raise ReplicaUnavailable(f"{self.url} answered {response.status_code}")
         if response.status_code >= 400:
-            raise ReplicaRequestError(f"{self.url} refused the request: {response.text[:500]}")
+            self._refuse(response.status_code, response.text)
         try:
             answer = response.json()
             read = answer["choices"][0]["logprobs"]["top_logprobs"][0]
             logprobs = tuple(float(read[f"token_id:{label}"]) for label in labels)
         except (KeyError, IndexError, TypeError, ValueError) as error:
             raise ReplicaUnavailable(f"{self.url} sent no label log-probabilities: {error}") from error
-        usage = answer.get("usage") or {}
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        cached = cached_tokens(answer.get("usage") or {})
         return LabelRead(logprobs, len(prompt_ids), cached, time.perf_counter() - started)
+
+    def _refuse(self, status_code: int, detail: str) -> NoReturn:
+        """A 5xx: this replica failed (another may not); a 4xx: the request itself was refused."""
+        if status_code >= 500:
+            raise ReplicaUnavailable(f"{self.url} answered {status_code}")
+        raise ReplicaRequestError(f"{self.url} refused the request: {detail[:500]}")

@@ -64,11 +64,9 @@ class VllmEngine:
         affinity_key: str | None = None,  # one engine: every request shares its cache
     ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
         from vllm import SamplingParams
-        from vllm.inputs import TokensPrompt
         from vllm.sampling_params import RequestOutputKind
 
-        if self.is_dead:
-            raise EngineUnavailable("the model engine has stopped")
+        prompt = self._prompt(prompt_ids, cache_salt)
         params = SamplingParams(
             max_tokens=max_tokens,
             temperature=self._temperature,
@@ -76,9 +74,6 @@ class VllmEngine:
             skip_special_tokens=True,
         )
         request_id = request_id or uuid.uuid4().hex
-        prompt = TokensPrompt(prompt_token_ids=list(prompt_ids))
-        if cache_salt:
-            prompt["cache_salt"] = cache_salt
         reply = StreamAccumulator(len(prompt_ids))
         try:
             async for output in self._llm.generate(prompt, params, request_id):
@@ -110,11 +105,9 @@ class VllmEngine:
         affinity_key: str | None = None,
     ) -> LabelRead:
         from vllm import SamplingParams
-        from vllm.inputs import TokensPrompt
         from vllm.sampling_params import RequestOutputKind
 
-        if self.is_dead:
-            raise EngineUnavailable("the model engine has stopped")
+        prompt = self._prompt(prompt_ids, cache_salt)
         # vLLM reports these tokens' log-probabilities over the whole vocabulary, whatever
         # is sampled; greedy and one step, so the answer is the same on every run.
         params = SamplingParams(
@@ -123,9 +116,6 @@ class VllmEngine:
             logprob_token_ids=list(labels),
             output_kind=RequestOutputKind.FINAL_ONLY,
         )
-        prompt = TokensPrompt(prompt_token_ids=list(prompt_ids))
-        if cache_salt:
-            prompt["cache_salt"] = cache_salt
         request_id = request_id or uuid.uuid4().hex
         started = time.perf_counter()
         final = None
@@ -145,3 +135,14 @@ class VllmEngine:
             final.num_cached_tokens or 0,
             time.perf_counter() - started,
         )
+
+    def _prompt(self, prompt_ids: Sequence[int], cache_salt: str | None) -> Any:
+        """The request's prompt, as token ids with the bot's cache salt; refused if the engine died."""
+        from vllm.inputs import TokensPrompt
+
+        if self.is_dead:
+            raise EngineUnavailable("the model engine has stopped")
+        prompt = TokensPrompt(prompt_token_ids=list(prompt_ids))
+        if cache_salt:
+            prompt["cache_salt"] = cache_salt
+        return prompt

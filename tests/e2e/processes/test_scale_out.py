@@ -16,10 +16,14 @@ from sqlalchemy import text
 
 from backend.agents import service as agents
 from backend.agents.models import AgentRole
-from backend.config import Settings
+from backend.config import PROJECT_ROOT, Settings
 from backend.db import create_db_engine, create_session_factory
 from backend.engine.local_replicas import LocalReplica, start_local_replicas
+from backend.engine.remote import Replica
 from backend.engine.routing import ring
+from backend.prompting.bots import load_bot
+from backend.prompting.chat_format import ChatFormat
+from backend.prompting.yes_no import YesNoJudge
 from tests.helpers import done_event, send, start
 from tests.support import app_process, eventually, free_port, serve_env
 
@@ -144,6 +148,29 @@ async def reply_totals(client, headers) -> dict:
     response = await client.get("/api/v1/admin/metrics", params={"window": 3600}, headers=headers)
     assert response.status_code == 200, response.text
     return response.json()["totals"]
+
+
+async def test_a_judge_read_on_a_replica_is_the_embedded_engines_and_hits_its_cache(
+    replicas, tiny_vllm, tiny_model_dir
+):
+    from transformers import AutoTokenizer
+
+    chat_format = ChatFormat(AutoTokenizer.from_pretrained(tiny_model_dir))
+    judge = YesNoJudge(load_bot(PROJECT_ROOT / "prompts" / "shop-en").judges["handoff"], chat_format)
+    prompt = judge.prompt_for("Customer's message: can I talk to someone?")
+    labels = [*judge.labels.yes_ids, *judge.labels.no_ids]
+    replica = Replica(replicas[0].url, temperature=0.0, timeout_s=60)
+    try:
+        assert await replica.probe()
+        first = await replica.read_labels(prompt, labels, request_id=uuid.uuid4().hex, cache_salt="judge")
+        again = await replica.read_labels(prompt, labels, request_id=uuid.uuid4().hex, cache_salt="judge")
+    finally:
+        await replica.aclose()
+    embedded = await tiny_vllm.read_labels(prompt, labels, request_id=uuid.uuid4().hex, cache_salt="judge")
+
+    assert len(first.logprobs) == len(labels) and all(value <= 0 for value in first.logprobs)
+    assert first.logprobs == pytest.approx(embedded.logprobs, abs=1e-3)
+    assert again.cached_tokens >= full_blocks(len(judge.prefix_ids))  # its few-shot prefix, cached
 
 
 async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, replicas, tiny_settings):
