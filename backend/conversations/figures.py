@@ -7,7 +7,9 @@ unit, or the same number at all when the reply gives it bare. A range ("2-4 days
 gives its unit to both ends.
 """
 
+import functools
 import re
+from dataclasses import dataclass
 
 UNITS = {
     "minute": ("minute", "minutes", "min", "mins", "分钟"),
@@ -71,7 +73,7 @@ def figures(text: str) -> set[Figure]:
     return found
 
 
-def unsupported(reply: str, sources: str) -> list[str]:
+def unsupported(reply: str, *sources: str) -> list[str]:
     """Why the reply's figures may be wrong: ones its sources do not state, and ones they state
     of something else.
 
@@ -82,7 +84,8 @@ def unsupported(reply: str, sources: str) -> list[str]:
     same unit, and no sentence with the reply's figure matches as well ("backpacks: 2 years"
     where the policy says "backpacks ... 3-year" and "tents ... 2-year").
     """
-    known = figures(sources)
+    read = [_read(source) for source in sources]
+    known = set().union(*(source.figures for source in read))
     bare = {number for number, _ in known}
     findings = []
     for number, unit in sorted(figures(reply), key=lambda figure: (figure[0], figure[1] or "")):
@@ -90,22 +93,34 @@ def unsupported(reply: str, sources: str) -> list[str]:
             findings.append(f"{number} {unit} is not in the policy")
         elif not unit and len(number.replace(".", "")) >= 3 and number not in bare:
             findings.append(f"{number} is not in the policy")
-    source_sentences = [(sentence, figures(sentence), _words(sentence)) for sentence in _sentences(sources)]
+    source_sentences = [sentence for source in read for sentence in source.sentences]
     for sentence in _sentences(reply):
         words = _words(sentence)
         for number, unit in figures(sentence):
             if unit is None or f"{number} {unit} is not in the policy" in findings:
                 continue
             overlap = [
-                (len(words & their_words), their_figures)
-                for _, their_figures, their_words in source_sentences
+                (len(words & their_words), their_figures) for their_figures, their_words in source_sentences
             ]
             with_it = max((n for n, theirs in overlap if (number, unit) in theirs), default=0)
-            best, best_figures = max(overlap, key=lambda pair: pair[0], default=(0, set()))
+            best, best_figures = max(overlap, key=lambda pair: pair[0], default=(0, frozenset()))
             others = sorted(n for n, u in best_figures if u == unit and n != number)
             if best > with_it and others and (number, unit) not in best_figures:
                 findings.append(f"{number} {unit} where the policy says {others[0]} {unit}")
     return findings
+
+
+@dataclass(frozen=True)
+class _Source:
+    figures: frozenset[Figure]
+    sentences: tuple[tuple[frozenset[Figure], frozenset[str]], ...]  # each one's figures and words
+
+
+@functools.lru_cache(maxsize=256)
+def _read(text: str) -> _Source:
+    """A source's figures and sentences, read once: a bot's system prompt is the same every turn."""
+    sentences = tuple((frozenset(figures(s)), frozenset(_words(s))) for s in _sentences(text))
+    return _Source(frozenset(figures(text)), sentences)
 
 
 def _sentences(text: str) -> list[str]:

@@ -74,11 +74,8 @@ async def figures_in_sources(engine: Engine, message: AcceptedMessage, reply: Fi
     started = time.perf_counter()
     definition = message.bot.definition
     context = message.conversation.context or {}
-    sources = "\n".join(
-        [definition.system_prompt, definition.greeting, *map(str, context.values()),
-         message.previous_reply, message.user.text]
-    )  # fmt: skip
-    doubts = tuple(figures.unsupported(reply.text, sources))
+    sources = (definition.system_prompt, definition.greeting, *map(str, context.values()))
+    doubts = tuple(figures.unsupported(reply.text, *sources, message.previous_reply, message.user.text))
     return Review(doubts=doubts, seconds=time.perf_counter() - started)
 
 
