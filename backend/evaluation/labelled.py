@@ -12,7 +12,7 @@ from typing import Any
 
 from backend.engine.interface import Engine
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.judge_prompts import format_item, load_judge_prompts
+from backend.prompting.judge_prompts import format_item, shared_judge_prompts
 from backend.prompting.yes_no import YesNoJudge
 
 # judge -> (file, table of an item, the item's fields as the judge reads them, its label, is "yes")
@@ -39,7 +39,7 @@ async def score_set(
     report: dict[str, Any] = {}
     for language in sorted({item["language"] for item in items}):
         # A bot of this language gets these judges unless it brings its own.
-        prompt = load_judge_prompts(_any_bot_folder(prompts_dir), language)[judge_name]
+        prompt = shared_judge_prompts(prompts_dir, language, (judge_name,))[judge_name]
         judge = YesNoJudge(prompt, chat_format)
         scored, seconds, cached, prompt_tokens = [], 0.0, 0, 0
         for n, item in enumerate(i for i in items if i["language"] == language):
@@ -75,8 +75,3 @@ def summary(scored: list[Scored]) -> dict[str, Any]:
             if s.truth != s.said
         ],
     }
-
-
-def _any_bot_folder(prompts_dir: Path) -> Path:
-    """A folder standing for a bot without judges of its own: the shared ones apply."""
-    return prompts_dir / "_any-bot"

@@ -79,17 +79,28 @@ def judge_switches(config: dict[str, object]) -> dict[str, bool]:
 def load_judge_prompts(
     bot_folder: Path, language: str, names: tuple[str, ...] = JUDGES
 ) -> dict[str, JudgePrompt]:
-    prompts = {}
-    for name in names:
-        # The bot's own, else its prompts folder's, else the ones shipped in prompts/_judges.
-        places = [bot_folder / "judges", bot_folder.parent / SHARED_FOLDER, SHIPPED]
-        path = next(
-            (folder / f"{name}.toml" for folder in places if (folder / f"{name}.toml").is_file()), None
-        )
-        if path is None:
-            raise JudgePromptError(f"judge {name!r}: no {name}.toml in {', '.join(map(str, places))}")
-        prompts[name] = load_judge_prompt(path, name, language)
-    return prompts
+    """A bot's judges: its own (`<bot>/judges/`), else those its prompts folder shares."""
+    shared = (bot_folder.parent / SHARED_FOLDER, SHIPPED)
+    return {
+        name: load_judge_prompt(_find(name, bot_folder / "judges", *shared), name, language) for name in names
+    }
+
+
+def shared_judge_prompts(
+    prompts_dir: Path, language: str, names: tuple[str, ...] = JUDGES
+) -> dict[str, JudgePrompt]:
+    """The judges a bot of `prompts_dir` gets unless it brings its own: `_judges/` there, else
+    the ones shipped in prompts/_judges."""
+    shared = (prompts_dir / SHARED_FOLDER, SHIPPED)
+    return {name: load_judge_prompt(_find(name, *shared), name, language) for name in names}
+
+
+def _find(name: str, *folders: Path) -> Path:
+    """The first of `folders` that has the judge's file."""
+    for folder in folders:
+        if (path := folder / f"{name}.toml").is_file():
+            return path
+    raise JudgePromptError(f"judge {name!r}: no {name}.toml in {', '.join(map(str, folders))}")
 
 
 def load_judge_prompt(path: Path, name: str, language: str) -> JudgePrompt:
