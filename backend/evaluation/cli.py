@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,14 +33,19 @@ def eval_command(
 ) -> None:
     """Run every bot's eval cases (prompts/<bot>/eval.toml) through the app and score the replies."""
     settings = get_settings()
-    if without_examples:
-        settings = settings.model_copy(update={"prompts_dir": _without_examples(settings.prompts_dir)})
-    try:
-        cases = bot_cases(settings.prompts_dir, bot)
-    except (EvalFileError, ValueError) as error:
-        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from error
-    results = asyncio.run(_evaluate(settings, url, cases))
+    if without_examples and url:
+        typer.secho("error: --without-examples changes this process's bots, not a running app's", err=True)
+        raise typer.Exit(2)
+    with tempfile.TemporaryDirectory(prefix="prefixdesk-prompts-") as scratch:
+        if without_examples:
+            prompts = _without_examples(settings.prompts_dir, Path(scratch))
+            settings = settings.model_copy(update={"prompts_dir": prompts})
+        try:
+            cases = bot_cases(settings.prompts_dir, bot)
+        except (EvalFileError, ValueError) as error:
+            typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from error
+        results = asyncio.run(_evaluate(settings, url, cases))
     report = {
         "model": str(settings.model or "default"),
         "worked_examples": not without_examples,
@@ -93,12 +100,9 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _without_examples(prompts_dir: Path) -> Path:
-    """A copy of prompts/ with every bot's worked examples removed."""
-    import shutil
-    import tempfile
-
-    copy = Path(tempfile.mkdtemp(prefix="prefixdesk-prompts-")) / "prompts"
+def _without_examples(prompts_dir: Path, scratch: Path) -> Path:
+    """A copy of prompts/ in `scratch` with every bot's worked examples removed."""
+    copy = scratch / "prompts"
     shutil.copytree(prompts_dir, copy)
     for examples in copy.glob("*/examples.toml"):
         examples.unlink()

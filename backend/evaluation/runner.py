@@ -22,33 +22,30 @@ from backend.config import Settings
 from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
 from backend.sse_reader import read_sse
 
-
-@dataclass
-class CaseResult:
-    name: str
-    passed: bool
-    reasons: list[str]
-    reply: str
-    handoff_expected: bool
-    handed_off: bool
-    doubt: str | None
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    held_ms: list[float] = field(default_factory=list)
-    checks_ms: list[float] = field(default_factory=list)
-    ttft_ms: list[float] = field(default_factory=list)
+TIMINGS = ("ttft_ms", "held_ms", "checks_ms")  # from each reply's done event
 
 
 @dataclass
 class Transcript:
+    """What a case's conversation came to: its last reply, and what the replies cost."""
+
     reply: str = ""
     handed_off: bool = False
     doubt: str | None = None
     prompt_tokens: int = 0
     cached_tokens: int = 0
-    held_ms: list[float] = field(default_factory=list)
-    checks_ms: list[float] = field(default_factory=list)
-    ttft_ms: list[float] = field(default_factory=list)
+    timings: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in TIMINGS})
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    said: Transcript
+    reasons: list[str]  # why it failed; none when it passed
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
 
 
 async def run_case(client: httpx.AsyncClient, bot: str, case: Case) -> CaseResult:
@@ -63,21 +60,7 @@ async def run_case(client: httpx.AsyncClient, bot: str, case: Case) -> CaseResul
     said = Transcript()
     for turn in case.turns:
         await _send(client, url, headers, turn, said)
-    reasons = judge(case, said.reply, said.handed_off)
-    return CaseResult(
-        case.name,
-        not reasons,
-        reasons,
-        said.reply,
-        case.handoff,
-        said.handed_off,
-        said.doubt,
-        said.prompt_tokens,
-        said.cached_tokens,
-        said.held_ms,
-        said.checks_ms,
-        said.ttft_ms,
-    )
+    return CaseResult(case, said, judge(case, said.reply, said.handed_off))
 
 
 async def _send(
@@ -98,12 +81,9 @@ async def _send(
                 said.handed_off = said.handed_off or bool(done.get("handoff"))
                 said.prompt_tokens += done.get("prompt_tokens") or 0
                 said.cached_tokens += done.get("cached_tokens") or 0
-                if done.get("held_ms") is not None:
-                    said.held_ms.append(done["held_ms"])
-                if done.get("checks_ms") is not None:
-                    said.checks_ms.append(done["checks_ms"])
-                if done.get("ttft_ms") is not None:
-                    said.ttft_ms.append(done["ttft_ms"])
+                for name in TIMINGS:
+                    if done.get(name) is not None:
+                        said.timings[name].append(done[name])
 
 
 async def evaluate_bot(client: httpx.AsyncClient, bot: str, cases: list[Case]) -> dict[str, Any]:
@@ -113,16 +93,17 @@ async def evaluate_bot(client: httpx.AsyncClient, bot: str, cases: list[Case]) -
 
 
 def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
-    expected = [r for r in results if r.handoff_expected]
-    handed = [r for r in results if r.handed_off]
-    true_handoffs = sum(r.handoff_expected and r.handed_off for r in results)
-    answered = [r for r in results if not r.handed_off]  # replies the bot wrote and the checks saw
+    expected = [r for r in results if r.case.handoff]
+    handed = [r for r in results if r.said.handed_off]
+    true_handoffs = sum(r.case.handoff and r.said.handed_off for r in results)
+    answered = [r for r in results if not r.said.handed_off]  # replies the bot wrote and the checks saw
     wrong = [r for r in answered if not r.passed]
     right = [r for r in answered if r.passed]
-    prompt = sum(r.prompt_tokens for r in results)
-    held = [ms for r in results for ms in r.held_ms]
-    checks = [ms for r in results for ms in r.checks_ms]
-    ttft = sorted(ms for r in results for ms in r.ttft_ms)
+    prompt = sum(r.said.prompt_tokens for r in results)
+    held, checks, ttft = (
+        [ms for r in results for ms in r.said.timings[name]] for name in ("held_ms", "checks_ms", "ttft_ms")
+    )
+    ttft.sort()
     return {
         "cases": len(results),
         "passed": sum(r.passed for r in results),
@@ -134,19 +115,21 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
         },
         "doubt": {
             "wrong_replies": len(wrong),
-            "wrong_flagged": sum(r.doubt is not None for r in wrong),
+            "wrong_flagged": sum(r.said.doubt is not None for r in wrong),
             "right_replies": len(right),
-            "right_flagged": sum(r.doubt is not None for r in right),
+            "right_flagged": sum(r.said.doubt is not None for r in right),
         },
-        "cached_share": round(sum(r.cached_tokens for r in results) / prompt, 3) if prompt else None,
+        "cached_share": round(sum(r.said.cached_tokens for r in results) / prompt, 3) if prompt else None,
         "ttft_ms_p50": ttft[len(ttft) // 2] if ttft else None,
         "first_token_held_ms_mean": round(sum(held) / len(held), 1) if held else None,
         "checks_ms_mean": round(sum(checks) / len(checks), 1) if checks else None,
         "seconds": round(seconds, 1),
         "failures": [
-            {"case": r.name, "reasons": r.reasons, "reply": r.reply[:400]} for r in results if not r.passed
+            {"case": r.case.name, "reasons": r.reasons, "reply": r.said.reply[:400]}
+            for r in results
+            if not r.passed
         ],
-        "flagged": [{"case": r.name, "doubt": r.doubt} for r in results if r.doubt],
+        "flagged": [{"case": r.case.name, "doubt": r.said.doubt} for r in results if r.said.doubt],
     }
 
 

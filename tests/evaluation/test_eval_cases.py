@@ -9,7 +9,7 @@ import pytest
 
 from backend.config import PROJECT_ROOT
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
-from backend.evaluation.runner import CaseResult, summarise
+from backend.evaluation.runner import CaseResult, Transcript, summarise
 
 
 def test_every_shipped_bot_has_at_least_25_cases_with_handoffs_among_them():
@@ -73,7 +73,9 @@ def test_a_reply_passes_on_every_expected_fact_and_no_forbidden_phrase():
 
 def test_the_summary_counts_handoffs_and_doubts():
     def result(name, passed, expected, happened, doubt=None):
-        return CaseResult(name, passed, [] if passed else ["x"], "", expected, happened, doubt, 100, 90)
+        case = Case(name, ("hi",), handoff=expected)
+        said = Transcript(handed_off=happened, doubt=doubt, prompt_tokens=100, cached_tokens=90)
+        return CaseResult(case, said, [] if passed else ["x"])
 
     summary = summarise(
         [
