@@ -14,8 +14,6 @@ from backend.bench.questions import SHOP_EN
 BOT = "shop-en"
 SCENARIOS = ("article", "random", "multiturn", "support")
 
-_QUESTIONS = list(SHOP_EN)
-
 # Filler for the `random` scenario: unrelated documents of about a bot prefix's length.
 _VOCABULARY = (
     "amber basalt canyon delta ember fjord glacier harbor island jungle kelp lagoon meadow "
@@ -53,8 +51,8 @@ class Workload:
 
 def question(index: int) -> str:
     """A distinct customer question for every index (the policy answers the base question)."""
-    base = _QUESTIONS[index % len(_QUESTIONS)]
-    round_ = index // len(_QUESTIONS)
+    base = SHOP_EN[index % len(SHOP_EN)]
+    round_ = index // len(SHOP_EN)
     # The order number comes first: repeated questions then share no full cache block beyond
     # the bot's prefix, which keeps "cacheable" exactly the prefix's full blocks.
     return base if round_ == 0 else f"Order NW-{round_}{index:04d}: {base}"

@@ -42,7 +42,6 @@ class Bot:
     context_template: jinja2.Template
     handoff: HandoffSettings
     judges: dict[str, JudgePrompt]  # the yes/no questions asked about its conversations (those on)
-    examples: tuple[WorkedExample, ...] = ()
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -67,8 +66,7 @@ DEFAULT_HANDOFF_MESSAGES = {
 }
 
 
-def load_bot(folder: Path, *, with_examples: bool = True) -> Bot:
-    """The bot in `folder`; `with_examples=False` leaves its worked examples out (to measure them)."""
+def load_bot(folder: Path) -> Bot:
     slug = folder.name
     if not SLUG.match(slug):
         raise BotDefinitionError(f"bot folder {folder}: name must match {SLUG.pattern}")
@@ -79,7 +77,7 @@ def load_bot(folder: Path, *, with_examples: bool = True) -> Bot:
         meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
         language = meta.get("language", "en")
         variables = dict(meta.get("vars", {}))
-        examples = load_worked_examples(folder) if with_examples else ()
+        examples = load_worked_examples(folder)
         env = template_environment(folder)
         policy = env.get_template("policy.md").render(**variables).strip()
         system_prompt = (
@@ -105,7 +103,6 @@ def load_bot(folder: Path, *, with_examples: bool = True) -> Bot:
                 on_doubt=bool(handoff.get("on_doubt", False)),
             ),
             judges=load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on)),
-            examples=examples,
         )
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
@@ -133,8 +130,8 @@ def bot_folders(prompts_dir: Path) -> list[Path]:
     return sorted(p for p in prompts_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
-def load_bots(prompts_dir: Path, *, with_examples: bool = True) -> dict[str, Bot]:
-    bots = {folder.name: load_bot(folder, with_examples=with_examples) for folder in bot_folders(prompts_dir)}
+def load_bots(prompts_dir: Path) -> dict[str, Bot]:
+    bots = {folder.name: load_bot(folder) for folder in bot_folders(prompts_dir)}
     if not bots:
         raise BotDefinitionError(f"no bots in {prompts_dir}")
     return bots

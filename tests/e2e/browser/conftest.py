@@ -7,7 +7,19 @@ import pytest
 
 from backend.config import Settings
 from backend.engine.interface import Engine
-from tests.support import CHROMIUM, CHROMIUM_ARGS, served, wait_ready
+from tests.support import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, served, wait_ready
+
+
+@pytest.fixture(autouse=True)
+def _patient_expectations():
+    """Other test runs share this machine's two cores: a reply can take a few seconds, so
+    Playwright's expectations wait 30 s, not 5 (a module may set its own)."""
+    from playwright.async_api import expect
+
+    expect.set_options(timeout=30_000)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    yield
+    expect.set_options(timeout=5_000)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ import re
 import uuid
 
 import httpx
-import pytest
 from playwright.async_api import expect
 
 from backend.agents.models import AgentRole
@@ -18,14 +17,6 @@ DOUBTFUL_COUNT = """() => Object.fromEntries(
     .filter((row) => row.cells.length === 6)
     .map((row) => [row.cells[0].textContent, row.cells[2].textContent]),
 )"""
-
-
-@pytest.fixture(autouse=True)
-def _patient_expectations():
-    expect.set_options(timeout=30_000)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    yield
-    expect.set_options(timeout=5_000)
 
 
 async def test_the_console_marks_a_doubtful_reply_and_the_admin_page_counts_it(browser, live_url):

@@ -25,15 +25,6 @@ FEEDBACK_TABLE = """() => Object.fromEntries(
 )"""
 
 
-@pytest.fixture(autouse=True)
-def _patient_expectations():
-    # Other test runs share this machine's two cores: a reply can take a few seconds.
-    expect.set_options(timeout=30_000)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    yield
-    expect.set_options(timeout=5_000)
-
-
 @pytest.fixture
 async def pages(browser):
     """A page of its own for the customer, the agent and the admin."""

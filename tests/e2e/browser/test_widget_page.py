@@ -8,7 +8,6 @@ import json
 import re
 
 import httpx
-import pytest
 from playwright.async_api import expect
 
 from tests.support import SCREENSHOTS, client_app, eventually, make_agent
@@ -49,13 +48,6 @@ FOCUSED_IN_WIDGET = """() => {
 def on_screen(text: str) -> str:
     """A reply as the widget shows it: no blank lines around it, at most one blank line inside."""
     return re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", text.strip()))
-
-
-@pytest.fixture(autouse=True)
-def _patient_expectations():
-    # Other test runs share this machine's two cores: a reply can take a few seconds.
-    expect.set_options(timeout=30_000)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 
 def chat_dialog(page, name="Northwind Outfitters support"):
