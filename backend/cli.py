@@ -101,7 +101,9 @@ def serve(
 def bench(
     scenario: Annotated[
         list[str] | None,
-        typer.Option(help="article, random, multiturn, support (repeat to pick several; default all)."),
+        typer.Option(
+            help="article, random, multiturn, support, speculative (repeat to pick several; default all)."
+        ),
     ] = None,
     way: Annotated[
         list[str] | None, typer.Option(help="app, engine, peer (repeat to pick several; default all).")
@@ -112,6 +114,9 @@ def bench(
     rates: Annotated[str, typer.Option(help="`support` arrival rates (req/s), comma-separated.")] = "0.5,1,2",
     window: Annotated[float, typer.Option(help="Seconds of arrivals per `support` rate.")] = 30.0,
     max_tokens: Annotated[int, typer.Option(help="Reply length cap, the same for every way.")] = 24,
+    speculative_max_tokens: Annotated[
+        int, typer.Option(help="Reply length cap of `speculative` (speculative decoding off vs on).")
+    ] = 128,
     model: Annotated[Path | None, typer.Option(help="A model directory instead of PREFIXDESK_MODEL.")] = None,
     out: Annotated[Path, typer.Option(help="JSON results.")] = Path("bench/results/latest.json"),
     plots_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside --out).")] = None,
@@ -122,7 +127,8 @@ def bench(
         bool, typer.Option(help="One engine per way and mode for all scenarios (quick checks only).")
     ] = False,
 ) -> None:
-    """Prefix caching on vs off: the article's experiments on the app, the bare engine and `vllm serve`."""
+    """Prefix caching on vs off: the article's experiments on the app, the bare engine and `vllm serve`;
+    and speculative decoding off vs on (`speculative`). Results of scenarios not run are kept in --out."""
     import os
 
     from backend.bench.suite import SCENARIO_WAYS, WAYS, Options, run_bench
@@ -145,6 +151,7 @@ def bench(
         rates=[float(r) for r in rates.split(",") if r.strip()],
         window_s=window,
         max_tokens=max_tokens,
+        speculative_max_tokens=speculative_max_tokens,
         out=out,
         plots_dir=plots_dir,
         group_by_way=group_by_way,

@@ -45,6 +45,18 @@ class Settings(BaseSettings):
     dtype: str = "auto"
     enforce_eager: bool = True  # compilation costs minutes at start-up on the CPU
     seed: int = 0
+    # Speculative decoding by prompt lookup ("ngram"): the engine finds the last few tokens of
+    # the reply earlier in the prompt and proposes what followed them there as a draft, which
+    # one step verifies. Replies that quote the policy then take several tokens per step, with
+    # no draft model; greedy replies stay the same. "off": one token per step.
+    speculative_method: Literal["off", "ngram"] = "ngram"
+    speculative_tokens: int = Field(default=5, ge=1)  # draft tokens proposed per step
+    speculative_lookup_min: int = Field(default=2, ge=1)  # n-gram sizes looked up in the prompt
+    speculative_lookup_max: int = Field(default=5, ge=1)
+    # No drafts in an engine step of more than this many requests (vLLM's batch-size schedule):
+    # a busy batch has no spare compute to check them, and they delay the others' first tokens.
+    # 0: draft at every batch size.
+    speculative_max_batch: int = Field(default=8, ge=0)
 
     # Where replies are generated: "embedded" (vLLM in this process) or "remote" (a pool of
     # `vllm serve` replicas at `engine_urls`, started with prefix caching, the same model and
@@ -137,6 +149,12 @@ class Settings(BaseSettings):
     def _remote_needs_urls(self) -> "Settings":
         if self.engine == "remote" and not self.engine_urls:
             raise ValueError("PREFIXDESK_ENGINE=remote needs PREFIXDESK_ENGINE_URLS (the vLLM replicas)")
+        return self
+
+    @model_validator(mode="after")
+    def _lookup_window(self) -> "Settings":
+        if self.speculative_lookup_min > self.speculative_lookup_max:
+            raise ValueError("speculative_lookup_min must not exceed speculative_lookup_max")
         return self
 
     @model_validator(mode="after")

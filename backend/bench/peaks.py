@@ -9,6 +9,10 @@ import httpx
 import psutil
 
 KV_USAGE = re.compile(r"^vllm:kv_cache_usage_perc(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE)
+DRAFTS = re.compile(r"^vllm:spec_decode_num_draft_tokens_total(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE)
+ACCEPTED = re.compile(
+    r"^vllm:spec_decode_num_accepted_tokens_total(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE
+)
 
 
 def tree_rss(pid: int) -> int:
@@ -32,6 +36,17 @@ def metrics_kv_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[float
         response = await client.get("/metrics")
         found = KV_USAGE.findall(response.text) if response.status_code == 200 else []
         return max(float(v) for v in found) if found else None
+
+    return read
+
+
+def metrics_drafts_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[tuple[int, int]]]:
+    """Speculative decoding's draft tokens and accepted tokens so far, from a server's /metrics."""
+
+    async def read() -> tuple[int, int]:
+        text = (await client.get("/metrics")).text
+        drafted, accepted = (int(sum(float(v) for v in p.findall(text))) for p in (DRAFTS, ACCEPTED))
+        return drafted, accepted
 
     return read
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from backend.bench.report import WAY_ORDER
+from backend.bench.workloads import CONCURRENCY
 
 COLORS = {"off": "#b0b7c3", "on": "#2f6fdf"}
 
@@ -18,7 +19,7 @@ def _pyplot():
 
 def on_vs_off(scenarios: dict, path: Path) -> Path | None:
     """Total time and QPS with caching off and on, per scenario (its headline way)."""
-    names = [n for n, r in scenarios.items() if "on" in r and "off" in r]
+    names = [n for n, r in scenarios.items() if "on" in r and "off" in r and n != "speculative"]
     if not names:
         return None
     plt = _pyplot()
@@ -47,7 +48,7 @@ def on_vs_off(scenarios: dict, path: Path) -> Path | None:
 
 def ways(scenarios: dict, path: Path) -> Path | None:
     """QPS of the app over HTTP, the bare engine and vLLM's own server, caching off and on."""
-    names = [n for n, r in scenarios.items() if len(r["ways"]) > 1]
+    names = [n for n, r in scenarios.items() if len(r["ways"]) > 1 and n != "speculative"]
     if not names:
         return None
     plt = _pyplot()
@@ -113,11 +114,51 @@ def latency_vs_rate(scenarios: dict, path: Path) -> Path | None:
     return path
 
 
+def speculative(scenarios: dict, path: Path) -> Path | None:
+    """Reply tokens/s and reply time against concurrent conversations, speculation off and on."""
+    result = scenarios.get("speculative")
+    if not result:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for way, modes in result["ways"].items():
+        style = "-" if way == result["way"] else ":"
+        for mode in ("off", "on"):
+            parts = sorted((int(p[1:]), f) for p, f in modes.get(mode, {}).items() if p[1:].isdigit())
+            if not parts:
+                continue
+            label = f"{way}, speculation {mode}"
+            counts = [c for c, _ in parts]
+            axes[0].plot(
+                counts, [f["tokens_per_s"] for _, f in parts], "o" + style, color=COLORS[mode], label=label
+            )
+            axes[1].plot(
+                counts,
+                [f["latency_ms_p50"] / 1000 for _, f in parts],
+                "o" + style,
+                color=COLORS[mode],
+                label=label,
+            )
+    for ax, title in ((axes[0], "reply tokens/s (all conversations)"), (axes[1], "reply time p50 (s)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(CONCURRENCY, [str(c) for c in CONCURRENCY])
+        ax.set_xlabel("conversations at once")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("prompt-lookup speculative decoding off vs on (caching on)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def write_all(scenarios: dict, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     made = [
         on_vs_off(scenarios, folder / "on_vs_off.png"),
         ways(scenarios, folder / "ways.png"),
         latency_vs_rate(scenarios, folder / "latency_vs_rate.png"),
+        speculative(scenarios, folder / "speculative.png"),
     ]
     return [p for p in made if p is not None]

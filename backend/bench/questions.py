@@ -1,4 +1,7 @@
-"""Customer questions for the benchmarks: distinct, short, answered by the bots' policies."""
+"""Customer questions for the benchmarks: distinct, short, answered by the bots' policies.
+
+None asks for a person: the app would hand the conversation over instead of replying.
+"""
 
 SHOP_EN = [
     "How many days do I have to return an item?",
@@ -24,7 +27,6 @@ SHOP_EN = [
     "Do prices include VAT?",
     "Which sizes do your clothes use?",
     "When will an out-of-stock item be back?",
-    "When can I chat with a human?",
     "What is your phone number?",
     "What happens if I write at night?",
     "Where is your warehouse?",

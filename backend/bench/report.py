@@ -98,6 +98,90 @@ def scenario_results(scenario: str, results: list[dict]) -> dict:
     return out
 
 
+def _speed(run: dict) -> dict:
+    """A run's figures with what speculative decoding changes: reply speed and drafts."""
+    out = figures(run)
+    drafted, accepted = run.get("draft_tokens", 0), run.get("accepted_tokens", 0)
+    streaming = [
+        (r["completion_tokens"] - 1) / ((r["total_ms"] - r["ttft_ms"]) / 1000)
+        for r in run["records"]
+        if r["completion_tokens"] > 1 and r["total_ms"] > r["ttft_ms"]
+    ]
+    return {
+        **out,
+        # All the run's reply tokens over its wall time: the engine's throughput.
+        "tokens_per_s": round(out.get("completion_tokens", 0) / run["total_s"], 2)
+        if run["total_s"]
+        else None,
+        # One reply's tokens after its first, over the time they took: how fast a reply reads.
+        "stream_tokens_per_s_p50": round(percentile(streaming, 0.5), 2) if streaming else None,
+        "draft_tokens": drafted,
+        "accepted_tokens": accepted,
+        "acceptance_rate": round(accepted / drafted, 4) if drafted else None,
+    }
+
+
+def _parts(result: dict) -> dict[str, dict]:
+    """One speculative run's workloads by part (the support windows pooled)."""
+    grouped: dict[str, list[dict]] = {}
+    for run in result["runs"]:
+        grouped.setdefault(run["part"], []).append(run)
+    out = {}
+    for part, runs in grouped.items():
+        pooled = runs[0]
+        if len(runs) > 1:
+            pooled = {
+                **_pooled(runs),
+                "draft_tokens": sum(r["draft_tokens"] for r in runs),
+                "accepted_tokens": sum(r["accepted_tokens"] for r in runs),
+            }
+        out[part] = _speed(pooled)
+    return out
+
+
+def _same_replies(off: list[dict], on: list[dict]) -> float | None:
+    """Share of requests whose reply is the same text with speculation as without."""
+    texts = {(r["conversation"], r["turn"]): r["text"] for r in off}
+    pairs = [(texts.get((r["conversation"], r["turn"])), r["text"]) for r in on]
+    return round(sum(a == b for a, b in pairs) / len(pairs), 4) if pairs else None
+
+
+def speculative_results(results: list[dict]) -> dict:
+    """Speculative decoding off vs on (caching on), per way and workload part."""
+    ways: dict[str, dict[str, dict]] = {}
+    records: dict[str, dict[str, list[dict]]] = {}
+    for result in results:
+        mode = "on" if result["speculation"] else "off"
+        ways.setdefault(result["way"], {})[mode] = _parts(result)
+        records.setdefault(result["way"], {})[mode] = [
+            {**r, "part": run["part"]} for run in result["runs"] for r in run["records"]
+        ]
+    headline = next(way for way in WAY_ORDER if way in ways)
+    out: dict = {"way": headline, **ways[headline], "ways": ways}
+    on, off = out.get("on"), out.get("off")
+    if on and off:
+        out["reply_time_speedup"] = {
+            part: _ratio(off[part].get("latency_ms_mean"), on[part].get("latency_ms_mean"), 2) for part in on
+        }
+        out["tokens_per_s_on_vs_off"] = {
+            part: _ratio(on[part].get("tokens_per_s"), off[part].get("tokens_per_s"), 3) for part in on
+        }
+        # Share of requests with the same reply, per part: batched float rounding on the CPU
+        # depends on the batch's shape, which drafts change, so only one stream is exact.
+        off_records, on_records = records[headline]["off"], records[headline]["on"]
+        out["same_reply_share"] = {
+            part: _same_replies(
+                [r for r in off_records if r["part"] == part], [r for r in on_records if r["part"] == part]
+            )
+            for part in on
+        }
+        drafted = sum(p["draft_tokens"] for p in on.values())
+        out["acceptance_rate"] = (
+            round(sum(p["accepted_tokens"] for p in on.values()) / drafted, 4) if drafted else None
+        )
+    return out
+
+
 def targets(scenarios: dict) -> list[dict]:
     """The issue's targets, each with the measured value (None: not measured in this run)."""
     article, random_, multiturn = (scenarios.get(s, {}) for s in ("article", "random", "multiturn"))
@@ -113,6 +197,27 @@ def targets(scenarios: dict) -> list[dict]:
             min(multiturn_share) if multiturn_share and None not in multiturn_share else None,
             ">=",
             0.95,
+        ),
+    ]
+    speculative = scenarios.get("speculative", {})
+    rows += [
+        (
+            "speculative: single-stream reply time off / on (policy questions)",
+            speculative.get("reply_time_speedup", {}).get("c1"),
+            ">=",
+            1.5,
+        ),
+        (
+            "speculative: tokens/s at 32 conversations, on / off",
+            speculative.get("tokens_per_s_on_vs_off", {}).get("c32"),
+            ">=",
+            0.95,
+        ),
+        (
+            "speculative: single-stream replies the same with and without (share)",
+            speculative.get("same_reply_share", {}).get("c1"),
+            ">=",
+            1.0,
         ),
     ]
     return [
@@ -186,8 +291,45 @@ def scenario_table(name: str, result: dict) -> str:
     return "\n".join(lines)
 
 
+SPEED_ROWS = [
+    ("requests", "requests"),
+    ("total time (s)", "total_s"),
+    ("reply tokens / s", "tokens_per_s"),
+    ("reply time p50 (ms)", "latency_ms_p50"),
+    ("reply time p95 (ms)", "latency_ms_p95"),
+    ("TTFT p50 (ms)", "ttft_ms_p50"),
+    ("one reply's tokens / s after the first, p50", "stream_tokens_per_s_p50"),
+    ("cached / cacheable", "cached_share_of_cacheable"),
+    ("drafts accepted", "acceptance_rate"),
+]
+
+
+def speculative_table(result: dict) -> str:
+    lines = []
+    for way, modes in result["ways"].items():
+        parts = list(modes.get("on") or modes.get("off") or {})
+        columns = [(part, mode) for part in parts for mode in ("off", "on") if part in modes.get(mode, {})]
+        lines += [
+            f"### speculative decoding off vs on ({way}, caching on)",
+            "",
+            "| metric | " + " | ".join(f"{part} {mode}" for part, mode in columns) + " |",
+            "| --- |" + " ---: |" * len(columns),
+        ]
+        for label, key in SPEED_ROWS:
+            cells = [
+                _cell(modes[mode][part].get(key), key in SHARES | {"acceptance_rate"})
+                for part, mode in columns
+            ]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
 def text_report(scenarios: dict, measured_targets: list[dict]) -> str:
-    parts = [scenario_table(name, result) for name, result in scenarios.items()]
+    parts = [
+        speculative_table(result) if name == "speculative" else scenario_table(name, result)
+        for name, result in scenarios.items()
+    ]
     lines = ["### targets", "", "| target | goal | measured | met |", "| --- | --- | ---: | --- |"]
     for row in measured_targets:
         met = "-" if row["met"] is None else ("yes" if row["met"] else "**no**")

@@ -34,6 +34,8 @@ def app_environment(settings: Settings, *, max_tokens: int, redis_prefix: str) -
     env = {
         "PREFIXDESK_ENABLE_PREFIX_CACHING": str(settings.enable_prefix_caching).lower(),
         "PREFIXDESK_MAX_REPLY_TOKENS": str(max_tokens),
+        "PREFIXDESK_SPECULATIVE_METHOD": settings.speculative_method,
+        "PREFIXDESK_SPECULATIVE_MAX_BATCH": str(settings.speculative_max_batch),
         "PREFIXDESK_RATE_LIMIT_REQUESTS_PER_ADDRESS": "100000000",
         "PREFIXDESK_RATE_LIMIT_MESSAGES_PER_CONVERSATION": "100000",
         "PREFIXDESK_MAX_PENDING_REPLIES": "100000",

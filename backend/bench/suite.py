@@ -25,7 +25,15 @@ from backend.engine.vllm_options import engine_dtype
 WAYS = ("app", "engine", "peer")
 RUN_TIMEOUT_S = 3600
 # `random` has no bot prefix, which the app always puts first; `support` is the product's traffic.
-SCENARIO_WAYS = {"article": WAYS, "random": ("engine",), "multiturn": WAYS, "support": ("app",)}
+SCENARIO_WAYS = {
+    "article": WAYS,
+    "random": ("engine",),
+    "multiturn": WAYS,
+    "support": ("app",),
+    "speculative": ("engine", "app"),
+}
+# `speculative` compares speculative decoding off and on, caching on, in runs of its own.
+SPECULATIVE = "speculative"
 
 
 @dataclass
@@ -42,12 +50,15 @@ class Options:
     plots_dir: Path | None = None  # default: beside `out`
     group_by_way: bool = False
     caching: list[bool] = field(default_factory=lambda: [False, True])
+    speculative_max_tokens: int = 128  # replies long enough for their speed to show
 
 
 def plan(options: Options) -> list[dict]:
     """Worker specs, caching off and on next to each other so both see the same machine."""
     units: list[tuple[str, list[str]]] = []
     for scenario in options.scenarios:
+        if scenario == SPECULATIVE:
+            continue
         for way in SCENARIO_WAYS[scenario]:
             if way not in options.ways:
                 continue
@@ -64,15 +75,30 @@ def plan(options: Options) -> list[dict]:
         "window_s": options.window_s,
         "max_tokens": options.max_tokens,
     }
-    return [
+    specs = [
         {"way": way, "scenarios": scenarios, "caching": caching, **common}
         for way, scenarios in units
         for caching in options.caching
     ]
+    if SPECULATIVE in options.scenarios:
+        specs += [
+            {
+                "way": way,
+                "scenarios": [SPECULATIVE],
+                "caching": True,
+                "speculation": speculation,
+                **common,
+                "max_tokens": options.speculative_max_tokens,
+            }
+            for way in SCENARIO_WAYS[SPECULATIVE]
+            if way in options.ways
+            for speculation in (False, True)
+        ]
+    return specs
 
 
 def run_worker(spec: dict, folder: Path, index: int) -> dict:
-    name = f"{index:02d}-{spec['way']}-{'on' if spec['caching'] else 'off'}"
+    name = f"{index:02d}-{spec['way']}-{_mode(spec)}"
     spec = {**spec, "out": str(folder / f"{name}.json")}
     spec_path = folder / f"{name}.spec.json"
     spec_path.write_text(json.dumps(spec))
@@ -95,6 +121,12 @@ def run_worker(spec: dict, folder: Path, index: int) -> dict:
         tail = log.read_text(errors="replace")[-4000:]
         raise RuntimeError(f"benchmark run {name} failed (log {log}):\n{tail}")
     return json.loads(Path(spec["out"]).read_text())
+
+
+def _mode(spec: dict) -> str:
+    if spec.get("speculation") is not None:
+        return f"speculation-{'on' if spec['speculation'] else 'off'}"
+    return f"caching-{'on' if spec['caching'] else 'off'}"
 
 
 def machine() -> dict:
@@ -124,7 +156,7 @@ def run_bench(options: Options, *, echo=print) -> dict:
     echo(f"{len(specs)} runs; logs in {folder}; load average at start {load_avg[0]:.2f}")
     results = []
     for index, spec in enumerate(specs, 1):
-        label = f"[{index}/{len(specs)}] {spec['way']:<6} caching {'on ' if spec['caching'] else 'off'}"
+        label = f"[{index}/{len(specs)}] {spec['way']:<6} {_mode(spec).replace('-', ' ')}"
         echo(f"{label} {', '.join(spec['scenarios'])} ...")
         began = time.perf_counter()
         results.append(run_worker(spec, folder, index))
@@ -132,8 +164,11 @@ def run_bench(options: Options, *, echo=print) -> dict:
     scenarios = {
         name: report.scenario_results(name, [r for r in results if name in _scenarios_of(r)])
         for name in options.scenarios
-        if any(name in _scenarios_of(r) for r in results)
+        if name != SPECULATIVE and any(name in _scenarios_of(r) for r in results)
     }
+    speculative = [r for r in results if r.get("speculation") is not None]
+    if speculative:
+        scenarios[SPECULATIVE] = report.speculative_results(speculative)
     storage = next((r["storage"] for r in results if "storage" in r), None)
     peer_command = next((r["command"] for r in results if "command" in r), None)
     measured_targets = report.targets(scenarios)
@@ -151,6 +186,9 @@ def run_bench(options: Options, *, echo=print) -> dict:
             "max_num_batched_tokens": settings.max_num_batched_tokens,
             "dtype": engine_dtype(settings.dtype),  # as the engines ran it ("auto" resolved)
             "max_tokens": options.max_tokens,
+            "speculative_max_tokens": options.speculative_max_tokens,
+            "speculative_method": settings.speculative_method,  # as configured, where not compared
+            "speculative_max_batch": settings.speculative_max_batch,
             "requests": options.requests,
             "conversations": options.conversations,
             "turns": options.turns,
@@ -164,6 +202,7 @@ def run_bench(options: Options, *, echo=print) -> dict:
         **scenarios,
     }
     echo(report.text_report(scenarios, measured_targets))
+    out = with_earlier_sections(out, options.out)
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps(out, indent=2, ensure_ascii=False))
     echo(f"written: {options.out}")
@@ -173,6 +212,23 @@ def run_bench(options: Options, *, echo=print) -> dict:
     except ImportError:
         echo("plots skipped: matplotlib is not installed (pip install -e '.[bench]')")
     return out
+
+
+def with_earlier_sections(out: dict, path: Path) -> dict:
+    """Keep the scenarios this run did not measure from the file it replaces, each with the
+    meta of the run that measured it, so one scenario can be measured again on its own."""
+    if not path.exists():
+        return out
+    earlier = json.loads(path.read_text())
+    kept = {
+        name: {**section, "meta": section.get("meta", earlier.get("meta"))}
+        for name, section in earlier.items()
+        if name not in ("meta", "targets") and name not in out
+    }
+    if not kept:
+        return out
+    sections = {name: s for name, s in {**out, **kept}.items() if name not in ("meta", "targets")}
+    return {"meta": out["meta"], "targets": report.targets(sections), **sections}
 
 
 def _scenarios_of(result: dict) -> set[str]:

@@ -20,7 +20,7 @@ import httpx
 
 from backend.bench import servers
 from backend.bench.load import drive
-from backend.bench.peaks import Peaks, metrics_kv_reader
+from backend.bench.peaks import Peaks, metrics_drafts_reader, metrics_kv_reader
 from backend.bench.prompt_ids import PromptIds
 from backend.bench.targets import AppTarget, EngineTarget, PeerTarget
 from backend.bench.workloads import Conversation, Workload, build
@@ -52,25 +52,31 @@ def workloads_of(spec: dict) -> list[Workload]:
 WARMUP = Conversation("warmup", ("Hello, are you open on Sundays?",))
 
 
-async def measure(workloads, target, peaks_of, prefix_tokens, block_size) -> list[dict]:
+async def measure(workloads, target, peaks_of, drafts_of, prefix_tokens, block_size) -> list[dict]:
+    """`drafts_of()`: speculative decoding's (draft tokens, accepted tokens) so far."""
     # One untimed request first: connections, lazy imports and first-call caches are not
     # what the benchmark measures.
     await target.send(await target.open(WARMUP), WARMUP.turns[0])
     runs = []
     for workload in workloads:
         load_avg = os.getloadavg()[0]
+        drafted, accepted = await drafts_of()
         async with peaks_of() as peaks:
             total_s, records = await drive(
                 workload, target, prefix_tokens=prefix_tokens, block_size=block_size
             )
+        drafted_after, accepted_after = await drafts_of()
         runs.append(
             {
                 "scenario": workload.scenario,
+                "part": workload.part,
                 "rate": workload.rate,
                 "label": workload.label,
                 "total_s": total_s,
                 "load_avg_1m_at_start": load_avg,
                 "records": records,
+                "draft_tokens": drafted_after - drafted,
+                "accepted_tokens": accepted_after - accepted,
                 **peaks.as_dict(),
             }
         )
@@ -91,10 +97,14 @@ async def run_engine(spec: dict, settings: Settings, ids: PromptIds, model_dir: 
         async def kv_usage() -> float:
             return engine.stats.kv_cache_usage
 
+        async def drafts() -> tuple[int, int]:
+            return engine.stats.draft_tokens, engine.stats.accepted_tokens
+
         runs = await measure(
             workloads_of(spec),
             EngineTarget(engine, ids, spec["max_tokens"]),
             lambda: Peaks(os.getpid(), kv_usage),
+            drafts,
             {slug: len(p) for slug, p in ids.prefixes.items()},
             settings.block_size,
         )
@@ -142,6 +152,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
                 workloads_of(spec),
                 AppTarget(client),
                 lambda: Peaks(server.pid, metrics_kv_reader(client)),
+                metrics_drafts_reader(client),
                 {slug: len(p) for slug, p in ids.prefixes.items()},
                 settings.block_size,
             )
@@ -170,6 +181,7 @@ async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Pa
             workloads_of(spec),
             target,
             lambda: Peaks(server.pid, metrics_kv_reader(client)),
+            metrics_drafts_reader(client),
             {slug: len(p) for slug, p in ids.prefixes.items()},
             settings.block_size,
         )
@@ -177,9 +189,10 @@ async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Pa
 
 
 async def run(spec: dict) -> dict:
-    settings = Settings().model_copy(
-        update={"enable_prefix_caching": spec["caching"], "max_reply_tokens": spec["max_tokens"]}
-    )
+    update = {"enable_prefix_caching": spec["caching"], "max_reply_tokens": spec["max_tokens"]}
+    if spec.get("speculation") is not None:  # else as configured
+        update["speculative_method"] = "ngram" if spec["speculation"] else "off"
+    settings = Settings().model_copy(update=update)
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
     ids = PromptIds(model_dir, settings.prompts_dir, settings.secret_key)
     workdir = Path(tempfile.mkdtemp(prefix=f"prefixdesk-bench-{spec['way']}-"))
@@ -194,6 +207,8 @@ async def run(spec: dict) -> dict:
     return {
         "way": spec["way"],
         "caching": spec["caching"],
+        "speculation": spec.get("speculation"),
+        "speculative_method": settings.speculative_method,
         "block_size": settings.block_size,
         "kv_cache_gib": settings.kv_cache_gib,
         "max_num_seqs": settings.max_num_seqs,

@@ -7,12 +7,14 @@ drawn from a Poisson process, as real customers arrive regardless of how busy th
 """
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.bench.questions import SHOP_EN
 
 BOT = "shop-en"
-SCENARIOS = ("article", "random", "multiturn", "support")
+SCENARIOS = ("article", "random", "multiturn", "support", "speculative")
+# `speculative`: closed loops of this many conversations at once.
+CONCURRENCY = (1, 4, 16, 32)
 
 # Filler for the `random` scenario: unrelated documents of about a bot prefix's length.
 _VOCABULARY = (
@@ -39,6 +41,7 @@ class Workload:
     scenario: str
     conversations: tuple[Conversation, ...]
     rate: float | None = None  # open loop: arrivals per second
+    part: str | None = None  # one of a scenario's several workloads (`speculative`: "c4", "article")
 
     @property
     def requests(self) -> int:
@@ -46,7 +49,8 @@ class Workload:
 
     @property
     def label(self) -> str:
-        return self.scenario if self.rate is None else f"{self.scenario}@{self.rate:g}"
+        name = self.scenario if self.part is None else f"{self.scenario}:{self.part}"
+        return name if self.rate is None else f"{name}@{self.rate:g}"
 
 
 def question(index: int) -> str:
@@ -127,6 +131,38 @@ def support(
     )
 
 
+def concurrent(conversations: int, turns: int, *, first_question: int) -> Workload:
+    """`conversations` customers at once, each asking `turns` questions one after another."""
+    return Workload(
+        "concurrent",
+        tuple(
+            Conversation(
+                f"c{conversations}-{c}",
+                tuple(question(first_question + c * turns + t) for t in range(turns)),
+            )
+            for c in range(conversations)
+        ),
+    )
+
+
+def speculative(requests: int, rates, window_s: float) -> list[Workload]:
+    """Reply speed, for speculative decoding off vs on: 1 to 32 conversations at once (at
+    least 8 replies each, 2 turns a conversation or more), then the article's and the
+    support traffic."""
+    loads = [
+        replace(concurrent(c, max(2, 8 // c), first_question=100 * c), scenario="speculative", part=f"c{c}")
+        for c in CONCURRENCY
+    ]
+    loads.append(replace(article(requests), scenario="speculative", part="article"))
+    loads += [
+        replace(
+            support(rate, window_s, first_question=1000 * (i + 1)), scenario="speculative", part="support"
+        )
+        for i, rate in enumerate(rates)
+    ]
+    return loads
+
+
 def build(scenario: str, *, requests: int, conversations: int, turns: int, rates, window_s: float):
     """The workloads of one scenario (`support` has one per arrival rate)."""
     if scenario == "article":
@@ -137,4 +173,6 @@ def build(scenario: str, *, requests: int, conversations: int, turns: int, rates
         return [multiturn(conversations, turns)]
     if scenario == "support":
         return [support(rate, window_s, first_question=1000 * (i + 1)) for i, rate in enumerate(rates)]
+    if scenario == "speculative":
+        return speculative(requests, rates, window_s)
     raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")

@@ -217,8 +217,8 @@ class ChatTurns:
             stream.put(Done.generated(reply.message_id, result, status, review.doubts, **timings))
             if not interrupted:  # an interrupted reply has no meaningful timings
                 ttft_ms, total_ms = result.ttft_s * 1000, result.total_s * 1000
-                usage = (result.prompt_tokens, result.cached_tokens)
-                await self.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage))
+                usage = (result.prompt_tokens, result.cached_tokens, len(result.token_ids))
+                await self.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
         except Exception as error:
             logger.exception("reply %s failed", reply.message_id)
             await settlement.mark_failed(self.new_work, reply.message_id, str(error))

@@ -4,9 +4,10 @@ An engine streams `TokenDelta`s and ends every stream with one `GenerationResult
 frozen. Nothing here imports vLLM.
 """
 
+import math
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,14 +37,27 @@ class GenerationResult:
     total_s: float
 
 
+# How many of the likeliest next tokens a label read asks for: vLLM's default cap (`max_logprobs`).
+# vLLM's `logprob_token_ids` (named tokens' log-probabilities) returns nothing while speculative
+# decoding is on; the top tokens are reported with or without it.
+LABEL_TOP_K = 20
+
+
 @dataclass(frozen=True)
 class LabelRead:
     """The model's log-probabilities for a few chosen next tokens (labels), after a prompt."""
 
-    logprobs: tuple[float, ...]  # one per label, in the order asked, over the whole vocabulary
+    # One per label, in the order asked, over the whole vocabulary; -inf for a label that is
+    # not among the LABEL_TOP_K likeliest tokens (too unlikely to count).
+    logprobs: tuple[float, ...]
     prompt_tokens: int
     cached_tokens: int
     seconds: float
+
+
+def label_logprobs(top: Mapping[int, float], labels: Sequence[int]) -> tuple[float, ...]:
+    """The labels' log-probabilities from the likeliest tokens' (`top`, token id -> logprob)."""
+    return tuple(top.get(label, -math.inf) for label in labels)
 
 
 class Engine(Protocol):

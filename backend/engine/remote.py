@@ -16,11 +16,13 @@ from typing import Any, NoReturn
 import httpx
 
 from backend.engine.interface import (
+    LABEL_TOP_K,
     EngineUnavailable,
     GenerationResult,
     LabelRead,
     StreamAccumulator,
     TokenDelta,
+    label_logprobs,
 )
 from backend.sse_reader import read_sse
 
@@ -169,13 +171,12 @@ class Replica:
         cache_salt: str | None = None,
         session: str | None = None,
     ) -> LabelRead:
-        """One greedy step that reports the log-probabilities of `labels` (vLLM's `logprob_token_ids`)."""
+        """One greedy step that reports the log-probabilities of `labels` (from the top tokens')."""
         body = self._body(prompt_ids, 1, request_id or uuid.uuid4().hex, cache_salt)
         body.update(
             stream=False,
             temperature=0.0,
-            logprobs=len(labels),
-            logprob_token_ids=list(labels),
+            logprobs=LABEL_TOP_K,
             return_tokens_as_token_ids=True,  # keys "token_id:<id>", not text that may collide
         )
         del body["stream_options"]
@@ -190,7 +191,8 @@ class Replica:
         try:
             answer = response.json()
             read = answer["choices"][0]["logprobs"]["top_logprobs"][0]
-            logprobs = tuple(float(read[f"token_id:{label}"]) for label in labels)
+            top = {int(key.removeprefix("token_id:")): float(value) for key, value in read.items()}
+            logprobs = label_logprobs(top, labels)
         except (KeyError, IndexError, TypeError, ValueError) as error:
             raise ReplicaUnavailable(f"{self.url} sent no label log-probabilities: {error}") from error
         cached = cached_tokens(answer.get("usage") or {})

@@ -15,6 +15,8 @@ class EngineStats:
     waiting: int = 0
     prefix_cache_queries: int = 0  # prompt tokens looked up in the prefix cache, since start
     prefix_cache_hits: int = 0  # of which found there
+    draft_tokens: int = 0  # speculative decoding: tokens proposed, since start
+    accepted_tokens: int = 0  # of which the model's own choice, so kept
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -40,6 +42,10 @@ def stat_logger_for(stats: EngineStats) -> type:
             stats.kv_cache_usage = scheduler_stats.kv_cache_usage
             stats.prefix_cache_queries += scheduler_stats.prefix_cache_stats.queries
             stats.prefix_cache_hits += scheduler_stats.prefix_cache_stats.hits
+            drafts = scheduler_stats.spec_decoding_stats
+            if drafts is not None:
+                stats.draft_tokens += drafts.num_draft_tokens
+                stats.accepted_tokens += drafts.num_accepted_tokens
 
         def log_engine_initialized(self) -> None:
             pass

@@ -11,11 +11,13 @@ from typing import Any
 
 from backend.config import Settings
 from backend.engine.interface import (
+    LABEL_TOP_K,
     EngineUnavailable,
     GenerationResult,
     LabelRead,
     StreamAccumulator,
     TokenDelta,
+    label_logprobs,
 )
 from backend.engine.stats import EngineStats, stat_logger_for
 from backend.engine.vllm_options import async_engine_args, engine_environment
@@ -108,12 +110,11 @@ class VllmEngine:
         from vllm.sampling_params import RequestOutputKind
 
         prompt = self._prompt(prompt_ids, cache_salt)
-        # vLLM reports these tokens' log-probabilities over the whole vocabulary, whatever
-        # is sampled; greedy and one step, so the answer is the same on every run.
+        # Greedy and one step, so the answer is the same on every run.
         params = SamplingParams(
             max_tokens=1,
             temperature=0.0,
-            logprob_token_ids=list(labels),
+            logprobs=LABEL_TOP_K,
             output_kind=RequestOutputKind.FINAL_ONLY,
         )
         request_id = request_id or uuid.uuid4().hex
@@ -128,9 +129,9 @@ class VllmEngine:
             raise  # a cancelled read is aborted by AsyncLLM.generate itself
         if final is None or not final.outputs or not final.outputs[0].logprobs:
             raise RuntimeError(f"request {request_id} returned no log-probabilities")
-        read = final.outputs[0].logprobs[0]
+        top = {token: entry.logprob for token, entry in final.outputs[0].logprobs[0].items()}
         return LabelRead(
-            tuple(read[label].logprob for label in labels),
+            label_logprobs(top, labels),
             len(prompt_ids),
             final.num_cached_tokens or 0,
             time.perf_counter() - started,

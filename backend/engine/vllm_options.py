@@ -5,6 +5,7 @@ as `vllm serve` flags, so a replica and the embedded engine cannot drift apart.
 """
 
 import importlib.metadata
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,26 @@ def engine_options(settings: Settings, model_dir: Path) -> dict[str, Any]:
         "dtype": engine_dtype(settings.dtype),
         "enforce_eager": settings.enforce_eager,
         "seed": settings.seed,
+        "speculative_config": speculative_config(settings),
     }
+
+
+def speculative_config(settings: Settings) -> dict[str, Any] | None:
+    if settings.speculative_method == "off":
+        return None
+    config: dict[str, Any] = {
+        "method": settings.speculative_method,
+        "num_speculative_tokens": settings.speculative_tokens,
+        "prompt_lookup_min": settings.speculative_lookup_min,
+        "prompt_lookup_max": settings.speculative_lookup_max,
+    }
+    if 0 < settings.speculative_max_batch < settings.max_num_seqs:
+        # Inclusive ranges of requests per step -> draft tokens per request.
+        config["num_speculative_tokens_per_batch_size"] = [
+            [1, settings.speculative_max_batch, settings.speculative_tokens],
+            [settings.speculative_max_batch + 1, settings.max_num_seqs, 0],
+        ]
+    return config
 
 
 def engine_dtype(dtype: str) -> str:
@@ -65,11 +85,16 @@ def engine_environment(settings: Settings) -> dict[str, str]:
 
 
 def cli_flags(options: dict[str, Any]) -> list[str]:
-    """`vllm serve` flags for `options`; booleans as `--name` / `--no-name`."""
+    """`vllm serve` flags for `options`; booleans as `--name` / `--no-name`, dicts as JSON,
+    None left out (vLLM's default)."""
     flags: list[str] = []
     for name, value in options.items():
         flag = name.replace("_", "-")
-        if isinstance(value, bool):
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            flags += [f"--{flag}", json.dumps(value)]
+        elif isinstance(value, bool):
             flags.append(f"--{flag}" if value else f"--no-{flag}")
         else:
             flags += [f"--{flag}", str(value)]

@@ -25,6 +25,11 @@ reply_duration = Histogram(
 )
 prompt_tokens = Counter("prefixdesk_prompt_tokens", "Prompt tokens of bot replies", ["bot"])
 cached_tokens = Counter("prefixdesk_cached_tokens", "Prompt tokens served from the prefix cache", ["bot"])
+# rate(stream tokens) / rate(stream seconds): how fast replies stream after their first token.
+stream_tokens = Counter("prefixdesk_reply_stream_tokens", "Reply tokens after the first", ["bot"])
+stream_seconds = Counter(
+    "prefixdesk_reply_stream_seconds", "Time from a reply's first token to its last", ["bot"]
+)
 
 
 def observe_reply(reply: Reply) -> None:
@@ -34,6 +39,8 @@ def observe_reply(reply: Reply) -> None:
         reply_duration.labels(reply.bot).observe(reply.total_ms / 1000)
         prompt_tokens.labels(reply.bot).inc(reply.prompt_tokens)
         cached_tokens.labels(reply.bot).inc(reply.cached_tokens)
+        stream_tokens.labels(reply.bot).inc(max(0, reply.completion_tokens - 1))
+        stream_seconds.labels(reply.bot).inc(reply.stream_ms / 1000)
 
 
 class HttpMetrics:

@@ -29,6 +29,8 @@ class Reply:
     total_ms: float = 0.0
     prompt_tokens: int = 0
     cached_tokens: int = 0
+    completion_tokens: int = 0
+    stream_ms: float = 0.0  # from the first token to the last
 
 
 def reply_fields(reply: Reply) -> dict[str, float]:
@@ -41,6 +43,9 @@ def reply_fields(reply: Reply) -> dict[str, float]:
             continue
         fields[f"{scope}:pt"] = reply.prompt_tokens
         fields[f"{scope}:ct"] = reply.cached_tokens
+        # Tokens after the first, over the time they took: how fast a reply reads.
+        fields[f"{scope}:st"] = max(0, reply.completion_tokens - 1)
+        fields[f"{scope}:sms"] = round(reply.stream_ms)
         fields[f"{scope}:ttft:{bucket_of(reply.ttft_ms)}"] = 1
         fields[f"{scope}:tot:{bucket_of(reply.total_ms)}"] = 1
     return fields

@@ -25,12 +25,17 @@ def _figures(bucket: dict[str, float], scope: str, seconds: float) -> dict[str, 
         "prompt_tokens": int(prompt),
         "cached_tokens": int(cached),
         "hit_rate": round(cached / prompt, 4) if prompt else None,
+        "reply_tokens_per_s": _per_second(bucket.get(f"{scope}:st", 0), bucket.get(f"{scope}:sms", 0)),
     }
     for kind in ("ttft", "tot"):
         counts = _histogram(bucket, f"{scope}:{kind}")
         label = "ttft_ms" if kind == "ttft" else "total_ms"
         figures[label] = {q: percentile(counts, share) for q, share in QUANTILES.items()}
     return figures
+
+
+def _per_second(tokens: float, ms: float) -> float | None:
+    return round(tokens / (ms / 1000), 1) if ms else None
 
 
 def _merge(buckets: Iterable[dict[str, float]]) -> dict[str, float]:
@@ -45,6 +50,8 @@ def _engine(gauges: list[dict[str, float]]) -> dict[str, Any]:
     queries = sum(g.get("prefix_cache_queries", 0) for g in gauges)
     hits = sum(g.get("prefix_cache_hits", 0) for g in gauges)
     usage = [g["kv_cache_usage"] for g in gauges if "kv_cache_usage" in g]
+    drafted = sum(g.get("draft_tokens", 0) for g in gauges)
+    accepted = sum(g.get("accepted_tokens", 0) for g in gauges)
     return {
         "processes": len(gauges),
         "kv_cache_usage": round(max(usage), 4) if usage else None,
@@ -54,6 +61,10 @@ def _engine(gauges: list[dict[str, float]]) -> dict[str, Any]:
         "vllm_prefix_cache_queries": int(queries),
         "vllm_prefix_cache_hits": int(hits),
         "vllm_hit_rate": round(hits / queries, 4) if queries else None,
+        # Speculative decoding: draft tokens proposed and the share the model kept, since start.
+        "draft_tokens": int(drafted),
+        "accepted_tokens": int(accepted),
+        "draft_acceptance_rate": round(accepted / drafted, 4) if drafted else None,
     }
 
 

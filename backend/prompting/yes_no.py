@@ -6,7 +6,8 @@ but the item is the same for every request of a bot, so after the first request 
 serves it from its prefix cache and a judgement costs about the item's own tokens.
 
 The answer is the model's probability of "yes" against "no" as its next token, from vLLM's
-log-probabilities of those label tokens (every capitalisation that is one token, summed).
+log-probabilities of those label tokens (every capitalisation that is one token, summed) among
+the likeliest next tokens. Where neither is among them, the odds are even: not a yes.
 """
 
 import math
@@ -24,7 +25,7 @@ NO_SPELLINGS = ("no", "No", "NO")
 @dataclass(frozen=True)
 class Judgement:
     p_yes: float  # P(yes) / (P(yes) + P(no)) for the next token
-    answer: bool  # p_yes at or above the judge's threshold
+    answer: bool  # p_yes above the judge's threshold
     prompt_tokens: int
     cached_tokens: int
     seconds: float
@@ -60,7 +61,7 @@ class YesNoLabels:
         yes = _logsumexp(read.logprobs[: len(self.yes_ids)])
         no = _logsumexp(read.logprobs[len(self.yes_ids) :])
         p_yes = 1.0 / (1.0 + math.exp(no - yes)) if math.isfinite(yes) or math.isfinite(no) else 0.5
-        return Judgement(p_yes, p_yes >= threshold, read.prompt_tokens, read.cached_tokens, read.seconds)
+        return Judgement(p_yes, p_yes > threshold, read.prompt_tokens, read.cached_tokens, read.seconds)
 
 
 class YesNoJudge:

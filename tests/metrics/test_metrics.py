@@ -25,8 +25,8 @@ async def test_two_processes_writing_one_store_add_up(redis_prefix):
     clients = [create_redis(REDIS_URL) for _ in range(2)]
     first, second = (RedisMetricsStore(client, key_prefix=prefix) for client in clients)
     try:
-        await first.record_reply(Reply("shop-en", True, 100, 900, 700, 640))
-        await second.record_reply(Reply("shop-en", True, 300, 1200, 700, 672))
+        await first.record_reply(Reply("shop-en", True, 100, 900, 700, 640, 41, 800))
+        await second.record_reply(Reply("shop-en", True, 300, 1200, 700, 672, 21, 900))
         await second.record_reply(Reply("appliance-zh", False))
         await first.write_gauges(
             "host:1",
@@ -36,6 +36,8 @@ async def test_two_processes_writing_one_store_add_up(redis_prefix):
                 "waiting": 0,
                 "prefix_cache_queries": 100,
                 "prefix_cache_hits": 90,
+                "draft_tokens": 50,
+                "accepted_tokens": 30,
             },
         )
         await second.write_gauges(
@@ -57,6 +59,7 @@ async def test_two_processes_writing_one_store_add_up(redis_prefix):
     assert totals["hit_rate"] == round(1312 / 1400, 4)
     assert summary["per_bot"]["shop-en"]["replies"] == 2 and summary["per_bot"]["appliance-zh"]["errors"] == 1
     assert 50 <= totals["ttft_ms"]["p50"] <= 300
+    assert totals["reply_tokens_per_s"] == round((40 + 20) / 1.7, 1)  # after each first token
     engine = summary["engine"]
     assert engine == {
         "processes": 2,
@@ -66,6 +69,9 @@ async def test_two_processes_writing_one_store_add_up(redis_prefix):
         "vllm_prefix_cache_queries": 200,
         "vllm_prefix_cache_hits": 170,
         "vllm_hit_rate": 0.85,
+        "draft_tokens": 50,
+        "accepted_tokens": 30,
+        "draft_acceptance_rate": 0.6,
     }
 
 
@@ -98,6 +104,8 @@ async def test_prometheus_metrics_have_the_apps_and_vllms_own(client, tiny_setti
         "prefixdesk_replies_total",
         "prefixdesk_reply_time_to_first_token_seconds_bucket",
         "prefixdesk_cached_tokens_total",
+        "prefixdesk_reply_stream_tokens_total",
+        "prefixdesk_reply_stream_seconds_total",
         "prefixdesk_http_requests_total",
         "vllm:prefix_cache_queries_total",
         "vllm:prefix_cache_hits_total",

@@ -93,6 +93,7 @@ function dashboard(me) {
       tile("replies", "Replies"),
       tile("total-p95", "Response time p95"),
       tile("ttft-p95", "Time to first token p95"),
+      tile("reply-speed", "Reply speed"),
       tile("hit-rate", "Prefix-cache hit rate"),
       tile("kv-cache", "KV cache use"),
       tile("queue", "Running / waiting"),
@@ -176,6 +177,13 @@ async function refresh() {
   set("replies", fmt.num(t.replies), `${t.errors} failed`);
   set("total-p95", fmt.ms(t.total_ms.p95), `p50 ${fmt.ms(t.total_ms.p50)} · p99 ${fmt.ms(t.total_ms.p99)}`);
   set("ttft-p95", fmt.ms(t.ttft_ms.p95), `p50 ${fmt.ms(t.ttft_ms.p50)} · p99 ${fmt.ms(t.ttft_ms.p99)}`);
+  set(
+    "reply-speed",
+    t.reply_tokens_per_s == null ? "–" : `${t.reply_tokens_per_s} tokens/s`,
+    e.draft_tokens
+      ? `after the first token · drafts accepted ${fmt.pct(e.draft_acceptance_rate)}`
+      : "after the first token · speculative decoding off",
+  );
   set(
     "hit-rate",
     fmt.pct(t.hit_rate),

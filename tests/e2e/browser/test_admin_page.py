@@ -29,6 +29,7 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(browser, live
     await page.wait_for_function(grown)
     assert (await page.text_content("#hit-rate")).endswith("%")
     assert "vLLM since start:" in await page.text_content("#hit-rate-sub")
+    assert (await page.text_content("#reply-speed")).endswith("tokens/s")
     assert await page.locator("#per-bot tbody tr").count() >= 1
     assert await page.locator("#chart-total polyline").count() >= 1
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

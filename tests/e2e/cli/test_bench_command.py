@@ -1,7 +1,9 @@
 """`prefixdesk bench` end to end on the tiny model: every scenario and way, tiny counts.
 
-Figures, not speed, are checked: the JSON's shape, and cached tokens that only caching gives.
-One engine per way and caching mode (`--group-by-way`) keeps it to six engine loads.
+Figures, not speed, are checked: the JSON's shape, cached tokens that only caching gives, and
+drafts that only speculative decoding gives. One engine per way and caching mode
+(`--group-by-way`) keeps the caching scenarios to six engine loads; `speculative` then runs on
+the bare engine alone, into the same file.
 """
 
 import importlib.util
@@ -11,8 +13,7 @@ import subprocess
 import sys
 
 
-def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir):
-    out = tmp_path / "latest.json"
+def bench(tiny_model_dir, *args: str) -> subprocess.CompletedProcess:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/root"),
@@ -20,36 +21,36 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
         "PREFIXDESK_MAX_MODEL_LEN": "2048",
         "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
     }
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "backend.cli",
-            "bench",
-            "--model",
-            str(tiny_model_dir),
-            "--requests",
-            "3",
-            "--conversations",
-            "2",
-            "--turns",
-            "2",
-            "--rates",
-            "2",
-            "--window",
-            "2",
-            "--max-tokens",
-            "4",
-            "--group-by-way",
-            "--out",
-            str(out),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    command = [sys.executable, "-m", "backend.cli", "bench", "--model", str(tiny_model_dir), *args]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir):
+    out = tmp_path / "latest.json"
+    scenarios = [
+        arg for name in ("article", "random", "multiturn", "support") for arg in ("--scenario", name)
+    ]
+    result = bench(
+        tiny_model_dir,
+        *scenarios,
+        "--requests",
+        "3",
+        "--conversations",
+        "2",
+        "--turns",
+        "2",
+        "--rates",
+        "2",
+        "--window",
+        "2",
+        "--max-tokens",
+        "4",
+        "--group-by-way",
+        "--out",
+        str(out),
+    )
     assert "| total time (s) |" in result.stdout
     figures = json.loads(out.read_text())
     assert figures["meta"]["app_storage"] == "sqlite + in-process store"
@@ -73,9 +74,41 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
         assert modes["on"]["cached_share_of_cacheable"] >= 0.95, way
     assert figures["random"]["on"]["cacheable_tokens"] == 0
     assert figures["support"]["by_rate"][0]["rate"] == 2.0
-    assert {t["target"] for t in figures["targets"]} and len(figures["targets"]) == 4
+    assert len(figures["targets"]) == 7 and "speculative" not in figures
     if importlib.util.find_spec("matplotlib"):  # the `bench` extra
         for plot in ("on_vs_off.png", "ways.png", "latency_vs_rate.png"):
             assert (tmp_path / plot).stat().st_size > 0, plot
     else:
         assert "plots skipped" in result.stdout
+
+    # Speculative decoding off vs on, added to the same file: the sections above are kept.
+    result = bench(
+        tiny_model_dir,
+        *("--scenario", "speculative", "--way", "engine", "--requests", "3", "--rates", "2", "--window", "2"),
+        *("--speculative-max-tokens", "24", "--out", str(out)),
+    )
+    assert "speculative decoding off vs on (engine, caching on)" in result.stdout
+    merged = json.loads(out.read_text())
+    assert merged["article"] == {**figures["article"], "meta": figures["meta"]}
+    speculative = merged["speculative"]
+    assert speculative["way"] == "engine"
+    for mode in ("off", "on"):
+        assert set(speculative[mode]) == {"c1", "c4", "c16", "c32", "article", "support"}
+        for part, run in speculative[mode].items():
+            assert run["tokens_per_s"] > 0 and run["latency_ms_p50"] > 0, (mode, part)
+            # Caching is on. vLLM does not cache the drafts accepted in a reply's last step
+            # (docs/benchmarks.md): a later turn may find up to one block fewer.
+            lost = 0 if mode == "off" else 32 * run["requests"]
+            assert run["cacheable_tokens"] - lost <= run["cached_tokens"] <= run["cacheable_tokens"], (
+                mode,
+                part,
+            )
+        assert speculative[mode]["c32"]["requests"] == 64 and speculative[mode]["c1"]["requests"] == 8
+    assert all(run["draft_tokens"] == 0 for run in speculative["off"].values())
+    assert sum(run["draft_tokens"] for run in speculative["on"].values()) > 0
+    assert 0 <= speculative["acceptance_rate"] <= 1
+    assert all(0 <= share <= 1 for share in speculative["same_reply_share"].values())
+    measured = {t["target"]: t["value"] for t in merged["targets"]}
+    assert measured["speculative: tokens/s at 32 conversations, on / off"] > 0
+    if importlib.util.find_spec("matplotlib"):
+        assert (tmp_path / "speculative.png").stat().st_size > 0

@@ -173,6 +173,13 @@ async def test_a_judge_read_on_a_replica_is_the_embedded_engines_and_hits_its_ca
     assert again.cached_tokens >= full_blocks(len(judge.prefix_ids))  # its few-shot prefix, cached
 
 
+async def test_the_replicas_decode_speculatively_as_the_embedded_engine_does(replicas, tiny_settings):
+    assert tiny_settings.speculative_method == "ngram"  # the default, passed on as `--speculative-config`
+    async with httpx.AsyncClient(timeout=5) as client:
+        body = (await client.get(f"{replicas[0].url}/metrics")).text
+    assert "vllm:spec_decode_num_draft_tokens_total" in body  # vLLM counts drafts only when speculating
+
+
 async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, replicas, tiny_settings):
     first, second = apps
     admin = await admin_headers(tiny_settings.database_url)

@@ -1,0 +1,99 @@
+"""Speculative decoding by prompt lookup on the real engine: the same replies, the same cache."""
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from backend.config import Settings
+from backend.engine.interface import GenerationResult
+from backend.engine.vllm_engine import VllmEngine
+from backend.engine.vllm_options import cli_flags, engine_options
+
+# Text that repeats, so the engine finds n-grams of the reply in the prompt and drafts from them.
+QUOTED = "Customers may return any unused item within 45 days of delivery for a full refund. " * 6
+
+
+def test_one_setting_gives_the_embedded_engine_and_the_replicas_the_same_drafts(tmp_path):
+    settings = Settings(max_num_seqs=32, speculative_max_batch=8)
+    config = engine_options(settings, tmp_path)["speculative_config"]
+    assert config["method"] == "ngram" and config["num_speculative_tokens"] == 5
+    # Above 8 requests in a step, no drafts.
+    assert config["num_speculative_tokens_per_batch_size"] == [[1, 8, 5], [9, 32, 0]]
+    flags = cli_flags(engine_options(settings, tmp_path))
+    assert json.loads(flags[flags.index("--speculative-config") + 1]) == config
+    assert (
+        "num_speculative_tokens_per_batch_size"
+        not in engine_options(settings.model_copy(update={"speculative_max_batch": 0}), tmp_path)[
+            "speculative_config"
+        ]
+    )
+    off = settings.model_copy(update={"speculative_method": "off"})
+    assert engine_options(off, tmp_path)["speculative_config"] is None
+    assert "--speculative-config" not in cli_flags(engine_options(off, tmp_path))
+
+
+@pytest.fixture(scope="module")
+async def plain_vllm(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
+    """The tiny model without speculative decoding, beside the shared engine that has it."""
+    engine = await VllmEngine.start(
+        tiny_settings.model_copy(update={"speculative_method": "off"}), tiny_settings.model
+    )
+    yield engine
+    engine.shutdown()
+
+
+async def reply(engine: VllmEngine, prompt: list[int], max_tokens: int = 48) -> GenerationResult:
+    async for item in engine.stream(prompt, max_tokens=max_tokens, cache_salt="speculative-test"):
+        if isinstance(item, GenerationResult):
+            result = item
+    return result
+
+
+async def test_replies_and_cached_tokens_are_the_same_with_and_without_speculation(
+    tiny_settings, tiny_vllm, plain_vllm
+):
+    from transformers import AutoTokenizer
+
+    assert tiny_settings.speculative_method == "ngram"  # the default the shared engine runs
+    tokenizer = AutoTokenizer.from_pretrained(tiny_settings.model)
+    opening = tokenizer.encode(f"<|im_start|>system\n{QUOTED}<|im_end|>\n<|im_start|>user\n")
+    drafted_before = tiny_vllm.stats.draft_tokens
+    for question in ("How long may I return an item?", "What does a full refund cover?"):
+        first_prompt = opening + tokenizer.encode(f"{question}<|im_end|>\n<|im_start|>assistant\n")
+        turns = []
+        for engine in (tiny_vllm, plain_vllm):
+            first = await reply(engine, first_prompt)
+            # The next turn extends the first: what it finds cached is the first turn's accounting.
+            second_prompt = [
+                *first_prompt,
+                *first.token_ids,
+                *tokenizer.encode("<|im_end|>\n<|im_start|>user\nAnd?"),
+            ]
+            second = await reply(engine, second_prompt, max_tokens=8)
+            turns.append((first, second))
+        (fast, fast_next), (plain, plain_next) = turns
+        assert fast.token_ids == plain.token_ids and fast.text == plain.text
+        assert fast_next.token_ids == plain_next.token_ids
+        assert (fast.cached_tokens, fast_next.cached_tokens) == (
+            plain.cached_tokens,
+            plain_next.cached_tokens,
+        )
+        assert (
+            fast_next.cached_tokens
+            >= len(first_prompt) // tiny_settings.block_size * tiny_settings.block_size
+        )
+    assert tiny_vllm.stats.draft_tokens > drafted_before  # the engine did speculate
+    assert plain_vllm.stats.draft_tokens == 0
+
+
+async def test_label_reads_are_the_same_with_and_without_speculation(tiny_settings, tiny_vllm, plain_vllm):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_settings.model)
+    prompt = tokenizer.encode(f"<|im_start|>user\n{QUOTED} Is that right?<|im_end|>\n<|im_start|>assistant\n")
+    labels = [tokenizer.encode(word)[0] for word in ("yes", "Yes", "no", "No")]
+    fast = await tiny_vllm.read_labels(prompt, labels, cache_salt="speculative-test")
+    plain = await plain_vllm.read_labels(prompt, labels, cache_salt="speculative-test")
+    assert fast.logprobs == pytest.approx(plain.logprobs, abs=1e-4)
+    assert all(value <= 0 for value in fast.logprobs)
