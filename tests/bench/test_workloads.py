@@ -19,3 +19,14 @@ def test_workloads_are_distinct_and_reproducible():
     for conversation in support.conversations:
         assert list(conversation.arrivals) == sorted(conversation.arrivals)
     assert all(c.bot is None for c in workloads.random_documents(3).conversations)
+
+
+def test_the_speculative_scenario_asks_distinct_questions_at_each_concurrency():
+    loads = workloads.speculative(100, [0.5, 1.0, 2.0], 30)
+    concurrency = {w.part: len(w.conversations) for w in loads if w.part.startswith("c")}
+    assert concurrency == {f"c{c}": c for c in workloads.CONCURRENCY}
+    assert all(w.requests >= 8 for w in loads if w.part.startswith("c"))
+    assert [w.part for w in loads[len(concurrency) :]] == ["article", "support", "support", "support"]
+    asked = [text for w in loads for c in w.conversations for text in c.turns]
+    assert len(asked) == len(set(asked))  # no reply is a cache hit of another part's
+    assert {w.label for w in loads} >= {"speculative:c1", "speculative:article", "speculative:support@2"}
