@@ -8,11 +8,11 @@ from collections.abc import Awaitable, Callable
 import httpx
 import psutil
 
-KV_USAGE = re.compile(r"^vllm:kv_cache_usage_perc(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE)
-DRAFTS = re.compile(r"^vllm:spec_decode_num_draft_tokens_total(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE)
-ACCEPTED = re.compile(
-    r"^vllm:spec_decode_num_accepted_tokens_total(?:\{[^}]*\})? ([0-9.eE+-]+)$", re.MULTILINE
-)
+
+def _samples(text: str, name: str) -> list[float]:
+    """Every sample of the metric `name` in Prometheus text, whatever its labels."""
+    pattern = rf"^{re.escape(name)}(?:\{{[^}}]*\}})? ([0-9.eE+-]+)$"
+    return [float(v) for v in re.findall(pattern, text, re.MULTILINE)]
 
 
 def tree_rss(pid: int) -> int:
@@ -34,8 +34,8 @@ def metrics_kv_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[float
 
     async def read() -> float | None:
         response = await client.get("/metrics")
-        found = KV_USAGE.findall(response.text) if response.status_code == 200 else []
-        return max(float(v) for v in found) if found else None
+        found = _samples(response.text, "vllm:kv_cache_usage_perc") if response.status_code == 200 else []
+        return max(found) if found else None
 
     return read
 
@@ -45,8 +45,9 @@ def metrics_drafts_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[t
 
     async def read() -> tuple[int, int]:
         text = (await client.get("/metrics")).text
-        drafted, accepted = (int(sum(float(v) for v in p.findall(text))) for p in (DRAFTS, ACCEPTED))
-        return drafted, accepted
+        drafted = sum(_samples(text, "vllm:spec_decode_num_draft_tokens_total"))
+        accepted = sum(_samples(text, "vllm:spec_decode_num_accepted_tokens_total"))
+        return int(drafted), int(accepted)
 
     return read
 
