@@ -5,7 +5,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +90,11 @@ class Settings(BaseSettings):
     # A conversation's turn lock; extended while a reply is written, so the lock of a process
     # that died frees itself after this long.
     turn_lock_ttl_s: int = 60
+
+    # Customer identity verification: the shop's server signs what the widget says of the
+    # customer (user id, e-mail, name) with HMAC-SHA256 under this secret. Unset: identities
+    # are accepted only unsigned, as unverified. Never sent to a browser.
+    identity_secret: SecretStr | None = None
 
     # Origins (e.g. https://shop.example.com) allowed to embed the widget; its own is always allowed.
     widget_origins: list[str] = []

@@ -206,7 +206,12 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         context=context,
         claims=claims,
         turns=turns,
-        customers=CustomerConversations(bots=bots, assembler=assembler, max_model_len=settings.max_model_len),
+        customers=CustomerConversations(
+            bots=bots,
+            assembler=assembler,
+            max_model_len=settings.max_model_len,
+            identity_secret=settings.identity_secret.get_secret_value() if settings.identity_secret else None,
+        ),
         inbox=InboxService(
             locks=locks,
             context=context,

@@ -4,7 +4,16 @@ from fastapi import APIRouter, status
 
 from backend.agents import service
 from backend.agents.auth import CurrentAdmin, CurrentAgent
-from backend.agents.schemas import AgentCreated, AgentIn, AgentOut, CannedIn, CannedOut, NewToken, TokenOut
+from backend.agents.schemas import (
+    AgentCreated,
+    AgentIn,
+    AgentName,
+    AgentOut,
+    CannedIn,
+    CannedOut,
+    NewToken,
+    TokenOut,
+)
 from backend.api.deps import Work
 from backend.api.errors import error_responses
 from backend.api.inputs import JsonRoute, RowIdPath
@@ -17,6 +26,12 @@ ERRORS = error_responses(401, 403, 404, 409, 422)
 @router.get("/me", responses=ERRORS)
 async def me(agent: CurrentAgent) -> AgentOut:
     return AgentOut.model_validate(agent)
+
+
+@router.get("/agents/names", responses=ERRORS)
+async def agent_names(_agent: CurrentAgent, work: Work) -> list[AgentName]:
+    """Every agent's display name, for any agent: who replied, noted or has a conversation."""
+    return [AgentName.model_validate(a) for a in await service.list_agents(work.db)]
 
 
 @router.get("/agents", responses=ERRORS)

@@ -19,6 +19,16 @@ class AgentOut(BaseModel):
     model_config = {"from_attributes": True}
 
 
+class AgentName(BaseModel):
+    """What every agent may know of a colleague: who wrote a reply or a note, who has a conversation."""
+
+    id: int
+    name: str
+    active: bool
+
+    model_config = {"from_attributes": True}
+
+
 class AgentIn(BaseModel):
     name: StorableText = Field(min_length=1, max_length=200)
     email: StorableText = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")

@@ -90,11 +90,24 @@ async def delete_canned(db: AsyncSession, canned_id: int) -> None:
     await db.delete(canned)
 
 
-async def expand_shortcode(db: AsyncSession, text: str) -> str:
-    """`/refund` becomes the canned response with shortcode `refund`; other text is left as it is."""
+# Who a canned response speaks to and as, when the name is unknown.
+UNKNOWN_CUSTOMER_NAME = "there"  # "Hi {customer_name}" -> "Hi there"
+UNKNOWN_AGENT_NAME = "the support team"
+
+
+def fill_variables(text: str, *, customer_name: str | None, agent_name: str | None) -> str:
+    """A canned response's `{customer_name}` and `{agent_name}`; other braces stay as written."""
+    return text.replace("{customer_name}", customer_name or UNKNOWN_CUSTOMER_NAME).replace(
+        "{agent_name}", agent_name or UNKNOWN_AGENT_NAME
+    )
+
+
+async def expand_shortcode(db: AsyncSession, text: str, *, customer_name: str | None, agent_name: str) -> str:
+    """`/refund` becomes the canned response with shortcode `refund`, its variables filled; other
+    text is left as it is."""
     if not text.startswith("/") or " " in text.strip():
         return text
     canned = await db.scalar(select(CannedResponse).where(CannedResponse.shortcode == text.strip()[1:]))
     if canned is None:
         raise NotFound(f"no canned response {text.strip()!r}")
-    return canned.text
+    return fill_variables(canned.text, customer_name=customer_name, agent_name=agent_name)

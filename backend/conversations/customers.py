@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.conversations import repository as repo
+from backend.conversations.identity import verify
 from backend.conversations.messages import MIN_REPLY_TOKENS
 from backend.conversations.models import Conversation, ConversationStatus, Message
+from backend.conversations.schemas import IdentityIn
 from backend.errors import Forbidden, InvalidInput, NotFound, PayloadTooLarge
 from backend.events.bus import CONVERSATION_CREATED, Event
 from backend.prompting.assembler import PromptAssembler
@@ -27,12 +29,28 @@ class NewConversation:
 
 
 class CustomerConversations:
-    def __init__(self, *, bots: BotRegistry, assembler: PromptAssembler, max_model_len: int):
+    def __init__(
+        self,
+        *,
+        bots: BotRegistry,
+        assembler: PromptAssembler,
+        max_model_len: int,
+        identity_secret: str | None = None,
+    ):
         self.bots = bots
         self.assembler = assembler
         self.max_model_len = max_model_len
+        self._identity_secret = identity_secret  # the shops' servers sign identities with it
 
-    async def start(self, work: UnitOfWork, bot_slug: str, context: dict[str, Any] | None) -> NewConversation:
+    async def start(
+        self,
+        work: UnitOfWork,
+        bot_slug: str,
+        context: dict[str, Any] | None,
+        identity: IdentityIn | None = None,
+    ) -> NewConversation:
+        """A new conversation; an identity is stored verified if its signature matches, unverified
+        without one, and refused (403) with a signature that does not match."""
         live = self.bots.get(bot_slug)
         if live is None:
             raise NotFound(f"unknown bot {bot_slug!r}; known bots: {', '.join(sorted(self.bots))}")
@@ -53,6 +71,12 @@ class CustomerConversations:
             status=ConversationStatus.BOT,
             message_count=0,
         )
+        if identity is not None:
+            customer = verify(**identity.model_dump(), secret=self._identity_secret)
+            conversation.customer_user_id = customer.user_id
+            conversation.customer_email = customer.email
+            conversation.customer_name = customer.name
+            conversation.identity_verified = customer.verified
         work.db.add(conversation)
         work.emit(Event(CONVERSATION_CREATED, conversation.id, {"bot": bot_slug, "status": "bot"}))
         return NewConversation(conversation, token, live.definition.greeting)

@@ -56,6 +56,11 @@ class Conversation(Base):
     status: Mapped[ConversationStatus] = mapped_column(
         string_enum(ConversationStatus, "conversation_status"), default=ConversationStatus.BOT, index=True
     )
+    # Who the customer is, as the embedding shop says; verified when its server signed it.
+    customer_user_id: Mapped[str | None] = mapped_column(String(255))
+    customer_email: Mapped[str | None] = mapped_column(String(320), index=True)
+    customer_name: Mapped[str | None] = mapped_column(String(200))
+    identity_verified: Mapped[bool] = mapped_column(default=False)
     assignee_id: Mapped[int | None] = mapped_column(ForeignKey("agents.id"), index=True)
     # Bumped with every stored message; a cached session is valid only at the same count.
     message_count: Mapped[int] = mapped_column(Integer, default=0)

@@ -63,8 +63,11 @@ CustomerConversation = Annotated[Conversation, Depends(customer_conversation)]
 async def start_conversation(
     body: StartConversation, customers: Customers, work: Work
 ) -> ConversationStarted:
-    """Start a conversation with a bot; returns its greeting and the customer's secret token."""
-    started = await customers.start(work, body.bot, body.context)
+    """Start a conversation with a bot; returns its greeting and the customer's secret token.
+
+    An `identity` signed by the shop's server is stored as verified; unsigned, as unverified;
+    a signature that does not match is refused with a 403."""
+    started = await customers.start(work, body.bot, body.context, body.identity)
     return ConversationStarted(
         conversation_id=started.conversation.id,
         customer_token=started.customer_token,

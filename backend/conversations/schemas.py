@@ -14,6 +14,35 @@ MAX_CONTEXT_VALUE_CHARS = 500
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
+SingleLine = Annotated[StorableText, Field(pattern=r"^[^\r\n]*$")]
+
+
+class IdentityIn(BaseModel):
+    """Who the customer is, as the shop's server says; verified only with a matching signature."""
+
+    user_id: SingleLine | None = Field(default=None, min_length=1, max_length=255, examples=["cus_1042"])
+    email: SingleLine | None = Field(
+        default=None, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$", examples=["ada@example.com"]
+    )
+    name: SingleLine | None = Field(default=None, min_length=1, max_length=200, examples=["Ada Lovelace"])
+    signature: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-fA-F]{64}$",
+        description='Hex HMAC-SHA256 of `user_id + "\\n" + email + "\\n" + name` (a missing field is '
+        "empty) under the server's identity secret, computed by the shop's server. Without it the "
+        "identity is unverified; a wrong one is refused (403).",
+    )
+
+
+class CustomerOut(BaseModel):
+    user_id: str | None
+    email: str | None
+    name: str | None
+    verified: bool = Field(
+        description="Signed by the shop's server; unverified identities are trusted for nothing."
+    )
+
+
 class StartConversation(BaseModel):
     bot: str = Field(
         description="The bot's slug, the name of its folder in prompts/.", examples=["shop-en"], max_length=64
@@ -23,6 +52,9 @@ class StartConversation(BaseModel):
         description="Per-customer facts (name, plan, order number) placed after the bot's fixed "
         "prefix so the prefix stays shared.",
         examples=[{"name": "Ada", "plan": "premium"}],
+    )
+    identity: IdentityIn | None = Field(
+        default=None, description="Who the customer is (shown to agents, never given to the model)."
     )
 
     @field_validator("context")

@@ -16,7 +16,8 @@ class ConversationFilter:
     bot: str | None = None
     assignee_id: int | None = None
     unassigned: bool = False
-    text: str | None = None  # searched in the messages
+    text: str | None = None  # searched in the messages and the customer's name and e-mail
+    email: str | None = None  # the customer's e-mail, exactly (any case)
 
 
 def _filtered(query: Select[Any], f: ConversationFilter) -> Select[Any]:
@@ -28,10 +29,16 @@ def _filtered(query: Select[Any], f: ConversationFilter) -> Select[Any]:
         query = query.where(Conversation.assignee_id == f.assignee_id)
     if f.unassigned:
         query = query.where(Conversation.assignee_id.is_(None))
+    if f.email:
+        query = query.where(func.lower(Conversation.customer_email) == f.email.lower())
     if f.text:
         pattern = "%" + f.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         matching = select(Message.conversation_id).where(Message.text.ilike(pattern, escape="\\"))
-        query = query.where(Conversation.id.in_(matching))
+        query = query.where(
+            Conversation.id.in_(matching)
+            | Conversation.customer_email.ilike(pattern, escape="\\")
+            | Conversation.customer_name.ilike(pattern, escape="\\")
+        )
     return query
 
 

@@ -10,7 +10,7 @@ from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
 from backend.api.inputs import ConversationId, JsonRoute, Page, RowIdQuery, StorableText
 from backend.conversations.models import Conversation, ConversationStatus, Message
-from backend.conversations.schemas import MessageOut
+from backend.conversations.schemas import CustomerOut, MessageOut
 from backend.events.bus import EVENT_TYPES, EventBus
 from backend.inbox.repository import ConversationFilter
 from backend.inbox.schemas import (
@@ -39,7 +39,19 @@ def _identity(conversation: Conversation) -> dict[str, object]:
         "status": conversation.status.value,
         "assignee_id": conversation.assignee_id,
         "handoff_reason": conversation.handoff_reason.value if conversation.handoff_reason else None,
+        "customer": customer(conversation),
     }
+
+
+def customer(conversation: Conversation) -> CustomerOut | None:
+    if not (conversation.customer_user_id or conversation.customer_email or conversation.customer_name):
+        return None
+    return CustomerOut(
+        user_id=conversation.customer_user_id,
+        email=conversation.customer_email,
+        name=conversation.customer_name,
+        verified=conversation.identity_verified,
+    )
 
 
 def summary(conversation: Conversation, last: Message | None) -> ConversationSummary:
@@ -62,13 +74,22 @@ async def list_conversations(
     assignee_id: RowIdQuery = None,
     unassigned: bool = False,
     q: Annotated[
-        StorableText | None, Query(max_length=200, description="Text searched in the messages.")
+        StorableText | None,
+        Query(
+            max_length=200, description="Text searched in the messages and the customer's name and e-mail."
+        ),
+    ] = None,
+    email: Annotated[
+        StorableText | None, Query(max_length=320, description="The customer's e-mail, exactly (any case).")
     ] = None,
     page: Page = 1,
     page_size: Annotated[int, Query(ge=1, le=100)] = 25,
 ) -> ConversationPage:
-    """Conversations, newest activity first, filtered by status, bot, assignee and message text."""
-    f = ConversationFilter(status=status_, bot=bot, assignee_id=assignee_id, unassigned=unassigned, text=q)
+    """Conversations, newest activity first, filtered by status, bot, assignee, the customer's
+    e-mail and text (in the messages, the customer's name and e-mail)."""
+    f = ConversationFilter(
+        status=status_, bot=bot, assignee_id=assignee_id, unassigned=unassigned, text=q, email=email
+    )
     rows, total, last = await inbox.page(work, f, page=page, page_size=page_size)
     return ConversationPage(
         items=[summary(c, last.get(c.id)) for c in rows], total=total, page=page, page_size=page_size
@@ -107,7 +128,8 @@ async def reply(
 async def add_note(
     conversation_id: ConversationId, body: NoteIn, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> NoteOut:
-    """A private note: never shown to the customer, never given to the model."""
+    """A private note: never shown to the customer, never given to the model. Other agents'
+    consoles get a `note.created` event."""
     return NoteOut.model_validate(await inbox.add_note(work, conversation_id, agent, body.text))
 
 

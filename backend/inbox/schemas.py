@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from backend.api.inputs import RowId, StorableText
-from backend.conversations.schemas import MessageOut
+from backend.conversations.schemas import CustomerOut, MessageOut
 
 
 class ConversationSummary(BaseModel):
@@ -15,6 +15,7 @@ class ConversationSummary(BaseModel):
     status: str
     assignee_id: int | None
     handoff_reason: str | None
+    customer: CustomerOut | None = Field(description="Who the customer is, if the shop said; null if not.")
     message_count: int
     last_message: str | None
     created_at: datetime
@@ -43,6 +44,7 @@ class Transcript(BaseModel):
     status: str
     assignee_id: int | None
     handoff_reason: str | None
+    customer: CustomerOut | None = Field(description="Who the customer is, if the shop said; null if not.")
     context: dict[str, Any] | None
     greeting: str
     created_at: datetime

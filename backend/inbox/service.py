@@ -15,7 +15,7 @@ from backend.conversations.session_store import Session
 from backend.engine.interface import warm
 from backend.engine.live import LiveEngine
 from backend.errors import InvalidInput
-from backend.events.bus import Event
+from backend.events.bus import NOTE_CREATED, Event
 from backend.inbox import repository as inbox_repo
 from backend.inbox.repository import ConversationFilter
 from backend.metrics.recorder import Metrics
@@ -28,6 +28,13 @@ logger = logging.getLogger(__name__)
 
 # How long an agent action waits for a bot reply that is being stopped or finished.
 LOCK_WAIT_S = 30
+
+
+def customer_name(conversation: Conversation) -> str | None:
+    """The name to greet the customer by: the shop's identity (verified or not: it is only a
+    greeting), else a `name` in the customer context."""
+    named = (conversation.context or {}).get("name")
+    return conversation.customer_name or (str(named) if named not in (None, "") else None)
 
 
 class InboxService:
@@ -75,8 +82,11 @@ class InboxService:
         await self.locks.hold_for(
             work, conversation_id, wait_s=LOCK_WAIT_S, busy_message="the conversation is busy; try again"
         )
-        text = message_text(await agents.expand_shortcode(work.db, text), self.max_message_chars)
         conversation = await repo.require_conversation(work.db, conversation_id, fresh=True)
+        expanded = await agents.expand_shortcode(
+            work.db, text, customer_name=customer_name(conversation), agent_name=agent.name
+        )
+        text = message_text(expanded, self.max_message_chars)
         if conversation.status != ConversationStatus.OPEN:
             work.emit(*lifecycle.take_over(conversation, agent.id))
         history = await self.context.ids(work.db, conversation)
@@ -102,6 +112,7 @@ class InboxService:
         note = Note(conversation_id=conversation_id, agent_id=agent.id, text=text)
         work.db.add(note)
         await work.db.flush()
+        work.emit(Event(NOTE_CREATED, conversation_id, {"note_id": note.id, "agent_id": agent.id}))
         return note
 
     async def take_over(self, work: UnitOfWork, conversation_id: str, agent: Agent) -> Conversation:

@@ -17,7 +17,7 @@
       const started = await requestJson(api, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ bot }),
+        body: JSON.stringify(identity ? { bot, identity } : { bot }),
       });
       state.conversation = { conversation_id: started.conversation_id, customer_token: started.customer_token };
       storage.save({ ...state.conversation, greeting: started.greeting });

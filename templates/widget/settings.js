@@ -11,6 +11,11 @@
    * data-lang    "en" or "zh" for the widget's own labels (optional; defaults to the page's lang)
    * data-color   the accent colour (optional)
    *
+   * Who the customer is (optional; shown to the shop's agents, never given to the bot):
+   * data-user-id, data-user-email, data-user-name, and data-user-signature, the hex
+   * HMAC-SHA256 of `user_id + "\n" + email + "\n" + name` (a missing field is empty) that the
+   * shop's server computes with its identity secret. Unsigned, agents see it as unverified.
+   *
    * Everything renders inside a shadow root, so the page's CSS cannot reach it. Text from the
    * server or the customer only ever goes into the DOM through textContent / text nodes.
    *
@@ -31,4 +36,12 @@
   const api = `${server}/api/v1/widget/conversations`;
   const lang = (script.dataset.lang || document.documentElement.lang || "en").toLowerCase();
   const accent = /^#[0-9a-f]{3,8}$/i.test(script.dataset.color || "") ? script.dataset.color : "#1d5c3a";
-  const storageKey = `prefixdesk:${serverOrigin}:${bot}`;
+  const identity = readIdentity(script.dataset);
+  // A conversation belongs to the customer signed in on the shop: another one starts their own.
+  const storageKey = `prefixdesk:${serverOrigin}:${bot}${identity?.user_id ? `:${identity.user_id}` : ""}`;
+
+  function readIdentity(data) {
+    const fields = { user_id: data.userId, email: data.userEmail, name: data.userName, signature: data.userSignature };
+    const given = Object.entries(fields).filter(([, value]) => value);
+    return given.length ? Object.fromEntries(given) : null;
+  }

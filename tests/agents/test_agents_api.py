@@ -51,3 +51,16 @@ async def test_tokens_are_stored_hashed_and_revocable(client):
     assert plain not in (stored.token_hash, stored.display_prefix) and len(stored.token_hash) == 64
     assert (await client.delete(f"/api/v1/tokens/{stored.id}", headers=bo)).status_code == 200
     assert (await client.get("/api/v1/me", headers=bo)).status_code == 401
+
+
+async def test_every_agent_may_read_colleagues_names_and_nothing_more(client):
+    colleague_id, _ = await make_agent(client.app, AgentRole.ADMIN)
+    me_id, agent = await make_agent(client.app)
+    assert (await client.get("/api/v1/agents/names")).status_code == 401
+    response = await client.get("/api/v1/agents/names", headers=agent)
+    assert response.status_code == 200
+    names = {entry["id"]: entry for entry in response.json()}
+    assert {me_id, colleague_id} <= set(names)
+    assert set(names[colleague_id]) == {"id", "name", "active"}  # no e-mail, no role, no tokens
+    colleague = (await client.get("/api/v1/me", headers=agent)).json()
+    assert names[me_id]["name"] == colleague["name"]

@@ -1,11 +1,16 @@
 """What agents do to conversations, through `InboxService` on the real engine, Postgres and
 Redis, no HTTP: replies that join the model's context, take-over and hand-back, private notes."""
 
+import asyncio
+
 import pytest
 
 from backend.agents import service as agents
+from backend.conversations.routes import customer_sees
+from backend.conversations.schemas import IdentityIn
 from backend.conversations.turn_events import Done, Token
 from backend.errors import Conflict, NotFound
+from backend.events.bus import EVENT_TYPES, NOTE_CREATED
 from tests.helpers import (
     assert_released,
     done_of,
@@ -136,3 +141,43 @@ async def test_a_take_over_mid_reply_stops_the_bot(make_services):
         ("agent", "complete"),
     ]
     assert messages[1].text == done.text
+
+
+async def test_a_canned_response_fills_in_the_customers_and_the_agents_names(services):
+    agent = await new_agent(services)
+    async with services.new_work() as work:
+        await agents.create_canned(
+            work.db,
+            shortcode="hello-names",
+            text="Hi {customer_name}, {agent_name} here. {order}",
+            agent=agent,
+        )
+        identified = await services.customers.start(work, "shop-en", None, IdentityIn(name="Ada"))
+    from_context = (await open_conversation(services, context={"name": "Grace"})).conversation.id
+    unknown = (await open_conversation(services)).conversation.id
+
+    sent = {
+        cid: (await agent_reply(services, cid, agent, "/hello-names")).text
+        for cid in (identified.conversation.id, from_context, unknown)
+    }
+    # The shop's identity first, then a name in the context; unknown braces stay as written.
+    assert sent == {
+        identified.conversation.id: f"Hi Ada, {agent.name} here. {{order}}",
+        from_context: f"Hi Grace, {agent.name} here. {{order}}",
+        unknown: f"Hi there, {agent.name} here. {{order}}",
+    }
+
+
+async def test_a_note_is_announced_to_agents_but_never_to_the_customer(services):
+    agent = await new_agent(services)
+    cid = (await open_conversation(services)).conversation.id
+    subscription = await services.bus.subscribe()
+
+    async with services.new_work() as work:
+        note = await services.inbox.add_note(work, cid, agent, "Secret: refund approved")
+
+    event = await asyncio.wait_for(anext(subscription), 10)
+    assert (event.type, event.conversation_id) == (NOTE_CREATED, cid)
+    assert event.data == {"note_id": note.id, "agent_id": agent.id}  # never the note's text
+    assert NOTE_CREATED in EVENT_TYPES  # agents' streams and webhooks
+    assert not customer_sees(cid, event)
