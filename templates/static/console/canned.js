@@ -1,9 +1,10 @@
 /* Canned responses: the dialog that lists, creates and deletes them, and picking one in a
- * reply by typing "/" and its shortcode (a list of suggestions and a preview of what is sent). */
+ * reply by typing "/" and its shortcode: the pick puts its text, variables filled, in the reply
+ * box to edit before sending ({customer_name}, {agent_name}). */
 
 import { $, el, showError } from "../shared/dom.js";
 import { api } from "./client.js";
-import { announce, state } from "./state.js";
+import { UNKNOWN_AGENT_NAME, UNKNOWN_CUSTOMER_NAME, announce, state } from "./state.js";
 
 const suggestion = { items: [], active: -1 };
 
@@ -46,7 +47,7 @@ function renderSuggestions() {
         onclick: () => pickSuggestion(index),
       },
       el("span", { class: "shortcode" }, `/${canned.shortcode}`),
-      el("span", { class: "canned-text" }, canned.text),
+      el("span", { class: "canned-text" }, fillVariables(canned.text)),
     ),
   );
   if (!options.length) {
@@ -74,13 +75,27 @@ export function closeSuggestions() {
   $("reply-input").removeAttribute("aria-activedescendant");
 }
 
+// The open conversation's customer by name (the shop's identity, else a `name` in the context),
+// and the signed-in agent: the server fills a sent "/shortcode" the same way.
+function fillVariables(text) {
+  const t = state.transcript;
+  const contextName = t?.context?.name;
+  const customerName = t?.customer?.name || (contextName ? String(contextName) : "") || UNKNOWN_CUSTOMER_NAME;
+  return text
+    .replaceAll("{customer_name}", customerName)
+    .replaceAll("{agent_name}", state.me?.name || UNKNOWN_AGENT_NAME);
+}
+
 function pickSuggestion(index) {
   const canned = suggestion.items[index];
   if (!canned) return;
-  $("reply-input").value = `/${canned.shortcode}`;
+  const input = $("reply-input");
+  input.value = fillVariables(canned.text);
   closeSuggestions();
   updatePreview();
-  $("reply-input").focus();
+  input.focus();
+  input.setSelectionRange(input.value.length, input.value.length);
+  announce(`Inserted /${canned.shortcode}: edit it, then press Enter to send.`);
 }
 
 // Under the reply: what a typed "/shortcode" will send, or that there is no such response.
@@ -102,7 +117,7 @@ export function updatePreview() {
   preview.classList.toggle("unknown", !canned);
   preview.replaceChildren(
     ...(canned
-      ? [el("span", { class: "preview-label" }, `Sends /${canned.shortcode}: `), canned.text]
+      ? [el("span", { class: "preview-label" }, `Sends /${canned.shortcode}: `), fillVariables(canned.text)]
       : [`No canned response /${typed}.`]),
   );
   preview.hidden = false;

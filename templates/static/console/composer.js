@@ -1,5 +1,5 @@
-/* The composer under the transcript: the Reply and Private note tabs, sending a reply
- * (Enter) and adding a note (Ctrl+Enter). */
+/* The composer under the transcript: the Reply and Private note tabs, sending a reply or
+ * adding a note (Enter for both; Shift+Enter adds a line). */
 
 import { $, showError } from "../shared/dom.js";
 import { closeSuggestions, onSuggestionKeydown, updatePreview } from "./canned.js";
@@ -63,20 +63,28 @@ async function addNote() {
     if (state.selectedId === id) input.value = "";
     state.noteDrafts.delete(id);
     announce("Private note added.");
-    // Notes publish no event: reload here.
+    // Other consoles learn of it from its `note.created` event; this one shows it at once.
     await loadTranscript({ scrollToEnd: true });
   } catch (error) {
     showError("note-error", error.detail || String(error));
   }
 }
 
+// Enter sends; Shift+Enter starts a new line; Enter that finishes an IME composition does neither.
+function sendsOnEnter(send) {
+  return (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      send();
+    }
+  };
+}
+
+const sendOnEnter = sendsOnEnter(sendReply);
+
 function onReplyKeydown(event) {
   if (onSuggestionKeydown(event)) return;
-  // Enter sends; Shift+Enter starts a new line; Enter that finishes an IME composition does neither.
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    sendReply();
-  }
+  sendOnEnter(event);
 }
 
 function selectTab(which) {
@@ -118,10 +126,5 @@ export function bindComposer() {
     event.preventDefault();
     addNote();
   });
-  $("note-input").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      addNote();
-    }
-  });
+  $("note-input").addEventListener("keydown", sendsOnEnter(addNote));
 }

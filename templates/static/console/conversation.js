@@ -66,7 +66,6 @@ function closeConversation() {
 
 const ACTIONS = {
   "take-over": { path: "/take-over", done: "You took the conversation over." },
-  "assign-me": { path: "/assign", body: () => ({ agent_id: state.me.id }), done: "Assigned to you." },
   unassign: { path: "/assign", body: () => ({ agent_id: null }), done: "Unassigned." },
   "hand-back": { path: "/hand-back", done: "Handed back to the bot." },
   resolve: { path: "/resolve", done: "Resolved." },
@@ -76,8 +75,8 @@ const ACTIONS = {
 function validActions(t) {
   const mine = t.assignee_id === state.me.id;
   return {
-    "take-over": t.status === "bot",
-    "assign-me": t.status === "open" && !mine,
+    // Handed off (or someone else's): taking it over makes it yours.
+    "take-over": t.status === "bot" || (t.status === "open" && !mine),
     unassign: t.status === "open" && t.assignee_id !== null,
     "hand-back": t.status === "open",
     resolve: t.status !== "resolved",

@@ -3,7 +3,7 @@
 
 import { el, svgEl } from "../shared/dom.js";
 import { agentName, cachedShare, milliseconds, shortTime, timeNode } from "./format.js";
-import { FEEDBACK_LABELS, ROLE_LABELS } from "./state.js";
+import { FEEDBACK_LABELS, ROLE_LABELS, UNUSUAL_STATUS_LABELS } from "./state.js";
 
 // Outlined thumbs (24-unit box), the same drawing as the widget's buttons.
 const THUMBS = {
@@ -32,7 +32,8 @@ export function messageNode(message) {
       "div",
       { class: "msg-head" },
       el("span", { class: "who" }, who || message.role),
-      el("span", { class: `tag msg-status status-${message.status}` }, message.status),
+      statusTag(message),
+      message.doubt ? el("span", { class: "tag msg-status status-doubtful" }, "doubtful") : null,
       feedbackNode(message),
       timeNode(message.created_at, shortTime),
     ),
@@ -40,6 +41,12 @@ export function messageNode(message) {
     doubtNode(message),
     message.role === "assistant" ? metricsNode(message) : null,
   );
+}
+
+// Only an unusual status is tagged (streaming, failed, stopped); a complete message has none.
+function statusTag(message) {
+  const label = UNUSUAL_STATUS_LABELS[message.status];
+  return label ? el("span", { class: `tag msg-status status-${message.status}` }, label) : null;
 }
 
 // The customer's rating of a bot reply: a thumb and its words, read as "Customer feedback: Helpful".

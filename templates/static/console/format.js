@@ -59,6 +59,29 @@ export function cachedShare(cached, prompt) {
   return `${cached}/${prompt} cached (${percent}%)`;
 }
 
+// Who the customer is: their name and e-mail as the shop said, and whether its server signed them.
+export function customerNode(customer, { withUserId = false } = {}) {
+  if (!customer) return el("span", { class: "customer anonymous" }, "Anonymous customer");
+  const verified = customer.verified;
+  return el(
+    "span",
+    { class: "customer", dataset: { verified: String(verified) } },
+    el("span", { class: "customer-name" }, customer.name || customer.email || customer.user_id || "Anonymous customer"),
+    customer.name && customer.email ? el("span", { class: "customer-email" }, customer.email) : null,
+    withUserId && customer.user_id ? el("span", { class: "customer-id" }, `id ${customer.user_id}`) : null,
+    el(
+      "span",
+      {
+        class: `identity ${verified ? "verified" : "unverified"}`,
+        title: verified
+          ? "Signed by the shop's server"
+          : "Not signed by the shop's server: anyone could have claimed it",
+      },
+      verified ? "Verified" : "Unverified",
+    ),
+  );
+}
+
 export function statusBadge(status) {
   return el("span", { class: `badge status-${status}`, dataset: { status } }, STATUS_LABELS[status] || status);
 }

@@ -1,7 +1,7 @@
 /* The inbox: the filtered, paged list of conversations, and the keyboard moves through it. */
 
 import { $, debounce, el, showError } from "../shared/dom.js";
-import { agentName, shortId, statusBadge, timeAgo, timeNode } from "./format.js";
+import { agentName, customerNode, shortId, statusBadge, timeAgo, timeNode } from "./format.js";
 import { api } from "./client.js";
 import { signal } from "./signals.js";
 import { PAGE_SIZE, REFRESH_DEBOUNCE_MS, SEARCH_DEBOUNCE_MS, state } from "./state.js";
@@ -70,7 +70,7 @@ export function renderInbox() {
       el(
         "span",
         { class: "row-top" },
-        el("span", { class: "row-bot" }, item.bot),
+        customerNode(item.customer),
         statusBadge(item.status),
         waiting ? el("span", { class: "flag" }, "Wants a person") : null,
         el("span", { class: "row-time" }, timeNode(item.updated_at, (_date, iso) => timeAgo(iso))),
@@ -79,7 +79,8 @@ export function renderInbox() {
       el(
         "span",
         { class: "row-meta" },
-        `#${shortId(item.id)} · ${item.message_count} message${item.message_count === 1 ? "" : "s"}`,
+        el("span", { class: "row-bot" }, item.bot),
+        ` · #${shortId(item.id)} · ${item.message_count} message${item.message_count === 1 ? "" : "s"}`,
         item.assignee_id !== null ? ` · ${agentName(item.assignee_id)}` : "",
       ),
     );

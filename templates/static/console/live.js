@@ -1,8 +1,10 @@
 /* Live events: the agents' event stream keeps the inbox and the open transcript current (a
- * customer's rating of a reply included), and the badge in the top bar says whether it is up. */
+ * customer's rating of a reply and colleagues' notes included), alerts on a new handoff, and the
+ * badge in the top bar says whether it is up. */
 
 import { $ } from "../shared/dom.js";
 import { followEvents } from "../shared/sse.js";
+import { alertHandoff } from "./alerts.js";
 import { refreshInbox } from "./inbox.js";
 import { signal } from "./signals.js";
 import { FEEDBACK_LABELS, announce, state } from "./state.js";
@@ -72,9 +74,15 @@ function onEvent(type, event) {
     refreshTranscript();
     return;
   }
+  if (type === "note.created") {
+    // A colleague's private note: only the open transcript shows notes.
+    if (id && id === state.selectedId) refreshTranscript();
+    return;
+  }
   if (type === "conversation.handoff_requested") {
     state.wantsPerson.add(id);
     announce("A customer asked for a person.");
+    alertHandoff(id, event.data?.reason);
   } else if (type === "conversation.status_changed") {
     const data = event.data || {};
     if (data.status !== "open" || data.assignee_id !== null) state.wantsPerson.delete(id);

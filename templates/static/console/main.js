@@ -13,11 +13,13 @@
  *   composer.js      replying and private notes
  *   canned.js        canned responses and the "/" suggestions
  *   live.js          the live event stream
+ *   alerts.js        the opt-in sound and desktop notification on a new handoff
  *
  * Text from the server or a customer only ever reaches the page through textContent and text
  * nodes (see `el` in ../shared/dom.js), never through HTML parsing: customers can type markup.
  */
 
+import { bindAlerts } from "./alerts.js";
 import { bindCanned } from "./canned.js";
 import { bindComposer } from "./composer.js";
 import { bindConversation } from "./conversation.js";
@@ -29,4 +31,5 @@ bindComposer();
 bindSession();
 bindConversation();
 bindCanned();
+bindAlerts();
 restoreSession();

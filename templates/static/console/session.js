@@ -24,7 +24,7 @@ async function signIn(token, { restoring = false } = {}) {
   $("app-view").hidden = false;
   showError("sign-in-error", "");
   $("token-input").value = "";
-  if (me.role === "admin") loadAgentNames();
+  loadAgentNames();
   loadCanned();
   startEvents();
   await loadInbox();
@@ -69,7 +69,7 @@ function signOut(message) {
 
 async function loadAgentNames() {
   try {
-    for (const agent of await api("/api/v1/agents")) state.agentNames.set(agent.id, agent.name);
+    for (const agent of await api("/api/v1/agents/names")) state.agentNames.set(agent.id, agent.name);
     renderInbox();
     if (state.transcript) renderTranscript(state.transcript);
   } catch {

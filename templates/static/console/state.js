@@ -7,15 +7,23 @@
 import { $ } from "../shared/dom.js";
 
 export const TOKEN_KEY = "prefixdesk.console.token";
+// Whether this browser plays a sound and shows a desktop notification on a new handoff.
+export const ALERTS_KEY = "prefixdesk.console.alerts";
 export const PAGE_SIZE = 25;
 export const REFRESH_DEBOUNCE_MS = 250;
 export const SEARCH_DEBOUNCE_MS = 300;
 export const STATUS_LABELS = { bot: "With the bot", open: "Open", resolved: "Resolved" };
 export const ROLE_LABELS = { user: "Customer", assistant: "Bot", agent: "Agent" };
 export const FEEDBACK_LABELS = { up: "Helpful", down: "Not helpful" };
+// A message's status is tagged only when it is unusual; a complete message needs no tag.
+export const UNUSUAL_STATUS_LABELS = { generating: "streaming", failed: "failed", interrupted: "stopped" };
+// Canned responses' variables when the name is unknown (the server fills `/shortcode` the same way).
+export const UNKNOWN_CUSTOMER_NAME = "there";
+export const UNKNOWN_AGENT_NAME = "the support team";
 export const HANDOFF_LABELS = {
   customer_request: "The customer asked for a person",
   unanswered: "The bot could not answer",
+  doubt: "A reply may have been wrong",
   agent: "An agent took it over",
 };
 

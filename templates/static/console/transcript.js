@@ -4,7 +4,7 @@
 import { $, debounce, el, showError } from "../shared/dom.js";
 import { api, conversationPath } from "./client.js";
 import { greetingNode, messageNode, noteNode } from "./entries.js";
-import { agentName, shortId, shortTime, statusBadge, timeNode } from "./format.js";
+import { agentName, customerNode, shortId, shortTime, statusBadge, timeNode } from "./format.js";
 import { signal } from "./signals.js";
 import { HANDOFF_LABELS, REFRESH_DEBOUNCE_MS, announce, state } from "./state.js";
 
@@ -40,6 +40,7 @@ export function renderTranscript(t) {
   handoff.dataset.reason = t.handoff_reason || "";
   const started = t.messages.length ? t.messages[0].created_at : null;
   $("conversation-started").replaceChildren(started ? timeNode(started, shortTime) : "Not yet");
+  $("conversation-customer").replaceChildren(customerNode(t.customer, { withUserId: true }));
   renderContext(t.context);
   signal("transcript-shown", t); // the actions and the composer follow the conversation's status
 
@@ -113,7 +114,7 @@ function renderContext(context) {
     el(
       "div",
       { class: "context-fact" },
-      el("dt", {}, "Customer"),
+      el("dt", {}, "Context"),
       el("dd", {}, pairs.map(([key, value]) => `${key}: ${value}`).join(" · ")),
     ),
   );

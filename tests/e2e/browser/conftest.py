@@ -4,10 +4,14 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from backend.config import Settings
 from backend.engine.interface import Engine
 from tests.support import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, served, wait_ready
+
+# The secret the shop's server signs customer identities with, for `identity_live_url`.
+IDENTITY_SECRET = "browser-tests-identity-secret"
 
 
 @pytest.fixture(autouse=True)
@@ -45,5 +49,14 @@ async def page(browser):
 async def live_url(tiny_settings: Settings, tiny_engine: Engine) -> AsyncIterator[str]:
     """The app served on loopback, ready, for the browser."""
     async with served(tiny_settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
+        await wait_ready(client)
+        yield url
+
+
+@pytest.fixture
+async def identity_live_url(tiny_settings: Settings, tiny_engine: Engine) -> AsyncIterator[str]:
+    """The app served on loopback with an identity secret: shops may sign who their customer is."""
+    settings = tiny_settings.model_copy(update={"identity_secret": SecretStr(IDENTITY_SECRET)})
+    async with served(settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
         await wait_ready(client)
         yield url

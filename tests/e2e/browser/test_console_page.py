@@ -1,5 +1,7 @@
 """The agents' console at /console, in a real browser (Debian's Chromium) against the live app."""
 
+import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from decimal import ROUND_HALF_UP, Decimal
@@ -8,8 +10,12 @@ import httpx
 import pytest
 from playwright.async_api import Page, expect
 
+from backend.api.security import PAGE_POLICY
+from backend.conversations.identity import sign
+from backend.conversations.models import Message, MessageRole, MessageStatus
+from tests.e2e.browser.conftest import IDENTITY_SECRET
 from tests.helpers import auth, done_event, send, start
-from tests.support import SCREENSHOTS, client_app, make_agent
+from tests.support import SCREENSHOTS, client_app, eventually, make_agent
 
 API = "/api/v1/conversations"
 XSS = '<img src=x onerror="window.__xss=1">'
@@ -251,7 +257,9 @@ async def test_the_transcript_shows_timings_and_cached_tokens(page, live_url, ag
 
     shown = message(page, reply["id"])
     await expect(shown.locator(".who")).to_have_text("Bot")
-    await expect(shown.locator(".msg-status")).to_have_text(reply["status"])
+    # A complete reply carries no status tag: only the unusual ones are tagged.
+    assert reply["status"] == "complete"
+    await expect(shown.locator(".msg-status")).to_have_count(0)
     await expect(shown.locator(".msg-text")).to_have_text(
         reply["text"] if reply["text"].strip() else "(empty)"
     )
@@ -363,8 +371,8 @@ async def test_canned_responses_are_created_and_picked_with_a_slash(page, live_u
     _, headers = agent
     marker = unique_marker("tarp")
     shortcode = unique_marker("ship")
-    expanded = f"Orders ship within 2 working days ({marker})."
-    conversation = await start(widget)
+    template = f"Hi {{customer_name}}, {{agent_name}} here: orders ship within 2 working days ({marker})."
+    conversation = await start(widget, identity={"name": "Grace", "email": f"{marker}@example.com"})
     done_event(await send(widget, conversation, f"When does the {marker} ship?"))
     cid = conversation["conversation_id"]
     await sign_in(page, live_url, headers)
@@ -373,9 +381,9 @@ async def test_canned_responses_are_created_and_picked_with_a_slash(page, live_u
     dialog = page.get_by_role("dialog", name="Canned responses")
     await expect(dialog).to_be_visible()
     await dialog.get_by_label("Shortcode").fill(shortcode)
-    await dialog.get_by_label("Text").fill(expanded)
+    await dialog.get_by_label("Text").fill(template)
     await dialog.get_by_role("button", name="Create").click()
-    await expect(dialog.locator(f'#canned-list li[data-shortcode="{shortcode}"]')).to_contain_text(expanded)
+    await expect(dialog.locator(f'#canned-list li[data-shortcode="{shortcode}"]')).to_contain_text(template)
     await dialog.get_by_label("Shortcode").fill(shortcode)
     await dialog.get_by_label("Text").fill("A duplicate")
     await dialog.get_by_role("button", name="Create").click()
@@ -383,10 +391,13 @@ async def test_canned_responses_are_created_and_picked_with_a_slash(page, live_u
     await dialog.get_by_role("button", name="Close").click()
     await expect(dialog).to_be_hidden()
 
+    async with httpx.AsyncClient(base_url=live_url) as client:
+        me = (await client.get("/api/v1/me", headers=headers)).json()
+    expanded = template.replace("{customer_name}", "Grace").replace("{agent_name}", me["name"])
     await open_conversation(page, cid, marker)
     reply = page.get_by_label("Reply to the customer")
     suggestions = page.get_by_role("listbox", name="Canned responses")
-    # The mouse picks one...
+    # The mouse picks one: its text, variables filled, goes into the reply box to edit...
     await reply.press_sequentially("/" + shortcode[:8])
     option = suggestions.get_by_role("option").filter(has_text=f"/{shortcode}")
     await expect(option).to_be_visible()
@@ -394,9 +405,19 @@ async def test_canned_responses_are_created_and_picked_with_a_slash(page, live_u
     await expect(page.locator("#reply-preview")).to_be_hidden()
     await screenshot(page, "canned")
     await option.click()
-    await expect(reply).to_have_value(f"/{shortcode}")
+    await expect(reply).to_have_value(expanded)
+    await expect(reply).to_be_focused()
     await expect(suggestions).to_be_hidden()
-    await expect(page.locator("#reply-preview")).to_contain_text(expanded)
+    await expect(page.locator("#transcript li.msg.role-agent")).to_have_count(0)  # nothing sent yet
+    await page.keyboard.type(" Sorry for the wait!")
+    await reply.press("Enter")
+    await expect(page.locator("#transcript li.msg.role-agent .msg-text")).to_have_text(
+        f"{expanded} Sorry for the wait!"
+    )
+    history = await customer_history(widget, conversation)
+    assert history["messages"][-1]["text"] == f"{expanded} Sorry for the wait!"
+    await expect(page.locator("#conversation-status")).to_have_attribute("data-status", "open")
+
     # ...and so does the keyboard.
     await reply.fill("/no-such-shortcode")
     await expect(page.locator("#reply-preview")).to_have_text("No canned response /no-such-shortcode.")
@@ -405,13 +426,18 @@ async def test_canned_responses_are_created_and_picked_with_a_slash(page, live_u
     await expect(suggestions.get_by_role("option")).to_have_count(1)
     await expect(suggestions.get_by_role("option")).to_have_attribute("aria-selected", "true")
     await reply.press("Enter")
-    await expect(reply).to_have_value(f"/{shortcode}")
-    await reply.press("Enter")
+    await expect(reply).to_have_value(expanded)
 
-    await expect(page.locator("#transcript li.msg.role-agent .msg-text")).to_have_text(expanded)
-    history = await customer_history(widget, conversation)
-    assert history["messages"][-1]["text"] == expanded
-    await expect(page.locator("#conversation-status")).to_have_attribute("data-status", "open")
+    # A customer whose name nobody knows is greeted as "there".
+    nameless = await start(widget)
+    done_event(await send(widget, nameless, f"Any news on my {marker}?"))
+    await reply.fill("")
+    await search(page, "")
+    await row(page, nameless["conversation_id"]).click()
+    await expect(page.locator("#conversation-customer")).to_have_text("Anonymous customer")
+    await reply.press_sequentially("/" + shortcode)
+    await reply.press("Enter")
+    await expect(reply).to_have_value(expanded.replace("Hi Grace,", "Hi there,"))
 
 
 async def test_private_notes_stay_private(page, live_url, agent, widget):
@@ -434,8 +460,13 @@ async def test_private_notes_stay_private(page, live_url, agent, widget):
     note = f"Second broken pole this month on {marker}: flag the batch to the warehouse."
     await page.get_by_role("tab", name="Private note").click()
     await expect(page.get_by_role("textbox", name="Private note")).to_be_focused()
-    await page.get_by_role("textbox", name="Private note").fill(note)
-    await page.get_by_role("button", name="Add note").click()
+    # The same keys as a reply: Shift+Enter adds a line, Enter adds the note.
+    await page.get_by_role("textbox", name="Private note").press_sequentially(note)
+    await page.keyboard.press("Shift+Enter")
+    await page.keyboard.type("Ask for photos.")
+    await expect(page.locator("#transcript li.note")).to_have_count(0)
+    await page.keyboard.press("Enter")
+    note = f"{note}\nAsk for photos."
     shown = page.locator("#transcript li.note")
     await expect(shown.locator(".msg-text")).to_have_text(note)
     await expect(shown.locator(".private-label")).to_have_text("Private note")
@@ -474,3 +505,246 @@ async def test_customer_html_is_shown_as_text_and_never_runs(page, live_url, age
 
     assert await page.locator("#console img, #console b").count() == 0
     assert await page.evaluate("window.__xss") is None
+
+
+def shop_page(live_url: str, **identity: str) -> str:
+    """A shop's page embedding the widget with who its signed-in customer is, under the app's policy."""
+    attributes = " ".join(f'data-user-{name}="{value}"' for name, value in identity.items())
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body>'
+        f'<script src="{live_url}/static/widget.js" data-bot="shop-en" {attributes} defer></script>'
+        "</body></html>"
+    )
+
+
+async def embed_with_identity(page: Page, live_url: str, **identity: str) -> None:
+    path = f"/shop-{uuid.uuid4().hex[:8]}"
+
+    async def fulfil(route):
+        await route.fulfill(
+            body=shop_page(live_url, **identity),
+            content_type="text/html",
+            headers={"Content-Security-Policy": PAGE_POLICY},
+        )
+
+    await page.route(live_url + path, fulfil)
+    await page.goto(live_url + path)
+    await page.get_by_role("button", name="Open chat").click()
+
+
+async def test_who_the_customer_is_signed_or_not_shows_in_the_console(page, identity_live_url):
+    live_url = identity_live_url
+    _, headers = await make_agent(client_app(live_url))
+    marker = unique_marker("ada")
+    email = f"{marker}@example.com"
+    # The shop's server signs its signed-in customer; the widget passes it on.
+    signature = sign(IDENTITY_SECRET, "cus_1042", email, "Ada Lovelace")
+    await embed_with_identity(
+        page, live_url, id="cus_1042", email=email, name="Ada Lovelace", signature=signature
+    )
+    dialog = page.get_by_role("dialog", name="Chat")
+    await expect(dialog.locator("[data-role=assistant]")).to_have_count(1)
+    # Another page claims the same e-mail without a signature: accepted, but unverified.
+    async with httpx.AsyncClient(base_url=live_url) as client:
+        claimed = await start(client, identity={"email": email, "name": "Not Ada"})
+    # A forged signature is refused, and the customer is told why.
+    forged = await page.context.new_page()
+    await embed_with_identity(
+        forged, live_url, id="cus_1", email=email, name="Ada Lovelace", signature=signature
+    )
+    await expect(forged.get_by_role("dialog", name="Chat")).to_contain_text("signature does not match")
+    await forged.close()
+
+    console = await page.context.new_page()
+    await sign_in(console, live_url, headers)
+    await search(console, email.upper())
+    rows = console.locator("#conversation-list button.row")
+    await expect(rows).to_have_count(2)
+    verified = rows.filter(has_text="Ada Lovelace")
+    await expect(verified.locator(".customer-name")).to_have_text("Ada Lovelace")
+    await expect(verified.locator(".customer-email")).to_have_text(email)
+    await expect(verified.locator(".identity")).to_have_text("Verified")
+    unverified = row(console, claimed["conversation_id"])
+    await expect(unverified.locator(".customer-name")).to_have_text("Not Ada")
+    await expect(unverified.locator(".identity")).to_have_text("Unverified")
+    await screenshot(console, "customers")
+
+    await verified.click()
+    customer = console.locator("#conversation-customer")
+    await expect(customer.locator(".customer-name")).to_have_text("Ada Lovelace")
+    await expect(customer.locator(".customer-email")).to_have_text(email)
+    await expect(customer.locator(".customer-id")).to_have_text("id cus_1042")
+    await expect(customer.locator(".identity")).to_have_text("Verified")
+    await unverified.click()
+    await expect(customer.locator(".identity")).to_have_text("Unverified")
+    assert await console.evaluate("window.__xss") is None
+
+
+# Records the console's desktop notifications and tones instead of only making them.
+SPY_ON_ALERTS = """
+window.__notifications = [];
+window.__tones = 0;
+const RealNotification = window.Notification;
+window.Notification = class extends RealNotification {
+  constructor(title, options) {
+    super(title, options);
+    window.__notifications.push({ title, body: options && options.body, instance: this });
+  }
+};
+const realStart = AudioScheduledSourceNode.prototype.start;
+AudioScheduledSourceNode.prototype.start = function (...args) {
+  window.__tones += 1;
+  return realStart.apply(this, args);
+};
+"""
+
+
+async def test_handoff_alerts_are_opt_in_remembered_and_handed_off_conversations_are_taken_over(
+    page, live_url, agent, widget
+):
+    _, headers = agent
+    await page.context.grant_permissions(["notifications"], origin=live_url)
+    await page.add_init_script(SPY_ON_ALERTS)
+    await sign_in(page, live_url, headers)
+    toggle = page.locator("#alerts-toggle")
+    await expect(toggle).to_have_text("Alerts off")
+    await expect(toggle).to_have_attribute("aria-pressed", "false")
+
+    # Off by default: a handoff flags the row, and nothing rings.
+    marker = unique_marker("rope")
+    quiet = await start(widget)
+    done_event(await send(widget, quiet, f"Let me talk to a real person about the {marker}"))
+    await expect(row(page, quiet["conversation_id"]).locator(".flag")).to_have_text("Wants a person")
+    assert await page.evaluate("window.__notifications.length + window.__tones") == 0
+
+    await toggle.click()
+    await expect(toggle).to_have_text("Alerts on")
+    await expect(toggle).to_have_attribute("aria-pressed", "true")
+    assert await page.evaluate("localStorage.getItem('prefixdesk.console.alerts')") == "on"
+    await page.reload()  # remembered in this browser
+    await expect(page.locator("#alerts-toggle")).to_have_attribute("aria-pressed", "true")
+    await expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+
+    loud = await start(widget)
+    done_event(await send(widget, loud, f"I want a human for my {marker}, please"))
+    notifications = await eventually_notified(page)
+    assert notifications[0]["title"] == "A customer needs a person"
+    assert notifications[0]["body"] == "They asked for a person."
+    assert await page.evaluate("window.__tones") >= 1
+    # Clicking the notification opens the conversation, handed off: "Take over", not "Assign to me".
+    await page.evaluate("window.__notifications[0].instance.dispatchEvent(new Event('click'))")
+    await expect(page.locator("#conversation-heading")).to_contain_text(loud["conversation_id"][:8])
+    actions = page.get_by_role("group", name="Conversation actions")
+    await expect(actions.get_by_role("button")).to_have_text(["Take over", "Hand back to bot", "Resolve"])
+    await actions.get_by_role("button", name="Take over").click()
+    await expect(page.locator("#conversation-assignee")).to_contain_text("(you)")
+    await expect(actions.get_by_role("button")).to_have_text(["Unassign", "Hand back to bot", "Resolve"])
+
+    await page.locator("#alerts-toggle").click()
+    await expect(page.locator("#alerts-toggle")).to_have_text("Alerts off")
+    assert await page.evaluate("localStorage.getItem('prefixdesk.console.alerts')") == "off"
+
+
+async def eventually_notified(page: Page) -> list[dict]:
+    return await eventually(
+        lambda: page.evaluate("window.__notifications.map(({ title, body }) => ({ title, body }))"),
+        timeout_s=30,
+        what="a desktop notification",
+    )
+
+
+async def test_only_unusual_message_statuses_are_tagged(page, live_url, agent, widget):
+    _, headers = agent
+    marker = unique_marker("lamp")
+    conversation = await start(widget)
+    done_event(await send(widget, conversation, f"Does the {marker} need batteries?"))
+    cid = conversation["conversation_id"]
+    asked, answered = (await transcript(widget, headers, cid))["messages"]
+    app = client_app(live_url)
+    async with app.state.services.sessions() as db:
+        # The reply was doubted, and later ones were stopped, failed, or are still streaming.
+        reply = await db.get(Message, answered["id"])
+        reply.doubt = "the policy does not mention batteries"
+        for seq, status in (
+            (3, MessageStatus.INTERRUPTED),
+            (4, MessageStatus.FAILED),
+            (5, MessageStatus.GENERATING),
+        ):
+            db.add(
+                Message(
+                    conversation_id=cid,
+                    seq=seq,
+                    role=MessageRole.ASSISTANT,
+                    status=status,
+                    text=f"part {seq}",
+                )
+            )
+        await db.commit()
+    await sign_in(page, live_url, headers)
+    await open_conversation(page, cid, marker)
+
+    tags = page.locator("#transcript li.msg .msg-status")
+    await expect(tags).to_have_text(["doubtful", "stopped", "failed", "streaming"])
+    await expect(message(page, asked["id"]).locator(".tag")).to_have_count(0)
+    await expect(message(page, answered["id"]).locator(".msg-status")).to_have_text(["doubtful"])
+
+
+async def test_every_agent_sees_colleagues_names_and_their_notes_live(page, live_url, agent, widget):
+    _, headers = agent
+    colleague_id, colleague = await make_agent(client_app(live_url))
+    async with httpx.AsyncClient(base_url=live_url) as client:
+        colleague_name = (await client.get("/api/v1/me", headers=colleague)).json()["name"]
+    marker = unique_marker("boot")
+    conversation = await start(widget)
+    cid = conversation["conversation_id"]
+    done_event(await send(widget, conversation, f"My {marker} sole came off."))
+    assert (await widget.post(f"{API}/{cid}/take-over", headers=colleague)).status_code == 200
+    await widget.post(f"{API}/{cid}/messages", headers=colleague, json={"text": f"Sorry about the {marker}!"})
+
+    # Not an admin, yet the console names the colleague, not "agent #id".
+    await sign_in(page, live_url, headers)
+    await open_conversation(page, cid, marker)
+    await expect(row(page, cid).locator(".row-meta")).to_contain_text(colleague_name)
+    await expect(page.locator("#conversation-assignee")).to_have_text(colleague_name)
+    await expect(page.locator("#transcript li.msg.role-agent .who")).to_have_text(f"Agent: {colleague_name}")
+
+    # The colleague's note appears live; the customer's stream never carries it.
+    customer_events: list[dict] = []
+    ready = asyncio.Event()
+    listener = asyncio.create_task(customer_stream(live_url, conversation, customer_events, ready))
+    await asyncio.wait_for(ready.wait(), 10)
+    try:
+        note = f"Warranty case for the {marker}: check the batch."
+        added = await widget.post(f"{API}/{cid}/notes", headers=colleague, json={"text": note})
+        assert added.status_code == 201
+        shown = page.locator("#transcript li.note")
+        await expect(shown.locator(".msg-text")).to_have_text(note)
+        await expect(shown.locator(".who")).to_have_text(colleague_name)
+        await widget.post(
+            f"{API}/{cid}/messages", headers=colleague, json={"text": "A new pair is on its way."}
+        )
+        await eventually(
+            lambda: "message.created" in [e["type"] for e in customer_events],
+            timeout_s=30,
+            what="the agent's reply on the customer's stream",
+        )
+    finally:
+        listener.cancel()
+    assert "note.created" not in [e["type"] for e in customer_events]
+    assert note not in json.dumps(customer_events) and "Warranty" not in json.dumps(customer_events)
+    assert note not in json.dumps(await customer_history(widget, conversation))
+    assert (await transcript(widget, headers, cid))["notes"][0]["agent_id"] == colleague_id
+
+
+async def customer_stream(live_url: str, conversation: dict, into: list, ready: asyncio.Event) -> None:
+    """The customer's live stream, as the widget reads it."""
+    path = f"/api/v1/widget/conversations/{conversation['conversation_id']}/events"
+    async with (
+        httpx.AsyncClient(base_url=live_url, timeout=None) as client,
+        client.stream("GET", path, headers=auth(conversation)) as response,
+    ):
+        assert response.status_code == 200
+        ready.set()
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                into.append(json.loads(line[5:]))
