@@ -1,6 +1,7 @@
 /* How the console writes times, names, durations and statuses. */
 
 import { el } from "../shared/dom.js";
+import { signal } from "./signals.js";
 import { STATUS_LABELS, state } from "./state.js";
 
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
@@ -47,7 +48,14 @@ export const shortId = (id) => String(id).slice(0, 8);
 export function agentName(id) {
   if (id === null || id === undefined) return "nobody";
   if (state.me && id === state.me.id) return `${state.me.name} (you)`;
-  return state.agentNames.get(id) || `agent #${id}`;
+  const name = state.agentNames.get(id);
+  if (name) return name;
+  // A colleague added since the names were loaded: ask for them again, once per id.
+  if (!state.unknownAgentIds.has(id)) {
+    state.unknownAgentIds.add(id);
+    signal("agent-unknown", id);
+  }
+  return `agent #${id}`;
 }
 
 export function milliseconds(value) {

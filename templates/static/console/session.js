@@ -2,14 +2,14 @@
  * (asked, or signalled by a refused token) everything is cleared. */
 
 import { request } from "../shared/api.js";
-import { $, showError } from "../shared/dom.js";
+import { $, debounce, showError } from "../shared/dom.js";
 import { loadCanned } from "./canned.js";
 import { api } from "./client.js";
 import { openFromLocation } from "./conversation.js";
 import { loadInbox, renderInbox } from "./inbox.js";
 import { startEvents, stopEvents } from "./live.js";
 import { listen } from "./signals.js";
-import { TOKEN_KEY, state } from "./state.js";
+import { REFRESH_DEBOUNCE_MS, TOKEN_KEY, state } from "./state.js";
 import { renderTranscript } from "./transcript.js";
 
 async function signIn(token, { restoring = false } = {}) {
@@ -46,6 +46,7 @@ function signOut(message) {
     canned: [],
   });
   state.agentNames.clear();
+  state.unknownAgentIds.clear();
   state.wantsPerson.clear();
   state.replyDrafts.clear();
   state.noteDrafts.clear();
@@ -66,6 +67,8 @@ function signOut(message) {
   showError("sign-in-error", message || "");
   $("token-input").focus();
 }
+
+const loadNamesSoon = debounce(() => state.token && loadAgentNames(), REFRESH_DEBOUNCE_MS);
 
 async function loadAgentNames() {
   try {
@@ -103,6 +106,7 @@ export function bindSession() {
   });
   $("sign-out").addEventListener("click", () => signOut("Signed out."));
   listen("unauthorized", signOut);
+  listen("agent-unknown", loadNamesSoon);
 }
 
 // Signs in again with the token this tab kept, if any.

@@ -4,6 +4,7 @@
  *   unauthorized         (message)     the token stopped working: the session ends
  *   conversation-chosen  (id)          an inbox row was picked
  *   transcript-shown     (transcript)  the open conversation was drawn, or drawn again
+ *   agent-unknown        (id)          an agent's name is not known yet
  */
 
 const listeners = new Map();

@@ -33,6 +33,7 @@ export const state = {
   token: null,
   me: null,
   agentNames: new Map(),
+  unknownAgentIds: new Set(),
   bots: parseBots(root.dataset.bots),
   filters: { status: "", bot: "", assignee: "", q: "" },
   page: 1,

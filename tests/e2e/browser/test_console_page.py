@@ -691,7 +691,7 @@ async def test_only_unusual_message_statuses_are_tagged(page, live_url, agent, w
 
 async def test_every_agent_sees_colleagues_names_and_their_notes_live(page, live_url, agent, widget):
     _, headers = agent
-    colleague_id, colleague = await make_agent(client_app(live_url))
+    _, colleague = await make_agent(client_app(live_url))
     async with httpx.AsyncClient(base_url=live_url) as client:
         colleague_name = (await client.get("/api/v1/me", headers=colleague)).json()["name"]
     marker = unique_marker("boot")
@@ -708,18 +708,22 @@ async def test_every_agent_sees_colleagues_names_and_their_notes_live(page, live
     await expect(page.locator("#conversation-assignee")).to_have_text(colleague_name)
     await expect(page.locator("#transcript li.msg.role-agent .who")).to_have_text(f"Agent: {colleague_name}")
 
-    # The colleague's note appears live; the customer's stream never carries it.
+    # A colleague who joined after this console signed in writes a note: it appears live, with
+    # their name; the customer's stream never carries it.
+    latecomer_id, latecomer = await make_agent(client_app(live_url))
+    async with httpx.AsyncClient(base_url=live_url) as client:
+        latecomer_name = (await client.get("/api/v1/me", headers=latecomer)).json()["name"]
     customer_events: list[dict] = []
     ready = asyncio.Event()
     listener = asyncio.create_task(customer_stream(live_url, conversation, customer_events, ready))
     await asyncio.wait_for(ready.wait(), 10)
     try:
         note = f"Warranty case for the {marker}: check the batch."
-        added = await widget.post(f"{API}/{cid}/notes", headers=colleague, json={"text": note})
+        added = await widget.post(f"{API}/{cid}/notes", headers=latecomer, json={"text": note})
         assert added.status_code == 201
         shown = page.locator("#transcript li.note")
         await expect(shown.locator(".msg-text")).to_have_text(note)
-        await expect(shown.locator(".who")).to_have_text(colleague_name)
+        await expect(shown.locator(".who")).to_have_text(latecomer_name)
         await widget.post(
             f"{API}/{cid}/messages", headers=colleague, json={"text": "A new pair is on its way."}
         )
@@ -733,7 +737,7 @@ async def test_every_agent_sees_colleagues_names_and_their_notes_live(page, live
     assert "note.created" not in [e["type"] for e in customer_events]
     assert note not in json.dumps(customer_events) and "Warranty" not in json.dumps(customer_events)
     assert note not in json.dumps(await customer_history(widget, conversation))
-    assert (await transcript(widget, headers, cid))["notes"][0]["agent_id"] == colleague_id
+    assert (await transcript(widget, headers, cid))["notes"][0]["agent_id"] == latecomer_id
 
 
 async def customer_stream(live_url: str, conversation: dict, into: list, ready: asyncio.Event) -> None:
