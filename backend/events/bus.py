@@ -1,5 +1,5 @@
 """Live events (conversation created, message created, status changed, handoff requested,
-a customer's feedback on a reply).
+a customer's feedback on a reply, a customer's rating of a resolved conversation).
 
 Published after the change is committed; every app process subscribed to the same Redis
 channel sees every event, so an agent's stream works whichever process serves it.
@@ -26,7 +26,15 @@ MESSAGE_CREATED = "message.created"
 STATUS_CHANGED = "conversation.status_changed"
 HANDOFF_REQUESTED = "conversation.handoff_requested"
 MESSAGE_FEEDBACK = "message.feedback"  # a customer rated a bot reply, changed or took back the rating
-EVENT_TYPES = (CONVERSATION_CREATED, MESSAGE_CREATED, STATUS_CHANGED, HANDOFF_REQUESTED, MESSAGE_FEEDBACK)
+CONVERSATION_RATED = "conversation.rated"  # a customer rated their resolved conversation, 1 to 5
+EVENT_TYPES = (
+    CONVERSATION_CREATED,
+    MESSAGE_CREATED,
+    STATUS_CHANGED,
+    HANDOFF_REQUESTED,
+    MESSAGE_FEEDBACK,
+    CONVERSATION_RATED,
+)
 # Between app processes only (not streamed to agents, not sent to webhooks).
 PROMPTS_RELOADED = "prompts.reloaded"
 
