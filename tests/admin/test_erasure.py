@@ -2,6 +2,7 @@
 texts and identity go from both, the figures stay, the audit entry is part of the same
 transaction."""
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from backend.conversations.ratings import rate_conversation
 from backend.errors import Forbidden
 from backend.reports.service import build_report
 from tests.helpers import done_of, new_agent, open_conversation, stored, take_turn
+from tests.support import eventually
 
 
 async def session_key_exists(services, key_prefix: str, conversation_id: str) -> bool:
@@ -25,6 +27,12 @@ async def report_of(services, since: datetime) -> dict:
         report = await build_report(work.db, since, datetime.now(UTC) + timedelta(minutes=1), "shop-en")
     total = report["total"]
     return {"conversations": total.conversations, "messages": total.messages, "replies": total.replies}
+
+
+async def live_metrics(services) -> dict[int, dict[str, float]]:
+    """The metrics store's per-minute buckets of the last few minutes (in Redis)."""
+    now = int(time.time())
+    return await services.metrics.store.buckets(60, now - 300, now)
 
 
 async def audit_entries(services, action: str) -> list[AuditEntry]:
@@ -54,6 +62,12 @@ async def test_erasing_a_customer_blanks_texts_in_postgres_and_redis_and_keeps_t
     _, before_messages = await stored(services, cid)
     figures = await report_of(services, since)
 
+    async def all_replies_counted() -> dict[int, dict[str, float]] | None:
+        buckets = await live_metrics(services)
+        return buckets if sum(b.get("all:n", 0) for b in buckets.values()) == 3 else None
+
+    metrics = await eventually(all_replies_counted, what="the three replies counted in the metrics store")
+
     async with services.new_work() as work:
         erased = await services.erasures.erase_customer(work, "email", "ada@example.com", admin)
     assert sorted(erased) == sorted([cid, second.conversation.id])
@@ -74,6 +88,7 @@ async def test_erasing_a_customer_blanks_texts_in_postgres_and_redis_and_keeps_t
         [getattr(m, k) for k in kept] for m in before_messages
     ]
     assert await report_of(services, since) == figures
+    assert await live_metrics(services) == metrics
     async with services.new_work() as work:
         rating = await work.db.get(ConversationRating, cid)
         notes = list(await work.db.scalars(select(Note).where(Note.conversation_id == cid)))
