@@ -6,6 +6,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
+from backend.admin import audit_routes, erasure_routes
 from backend.admin import routes as admin
 from backend.agents import routes as agents
 from backend.api import health, pages, widget_script
@@ -68,6 +69,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         webhooks.router,
         metrics.router,
         admin.router,
+        erasure_routes.router,
+        audit_routes.router,
     ):
         app.include_router(router)
     install_error_handlers(app)

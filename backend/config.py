@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     webhook_backoff_base_s: float = 2.0
     webhook_poll_interval_s: float = 1.0
 
+    # Transcript exports (admin): the longest date range one export may cover.
+    export_max_days: int = Field(default=31, ge=1)
+
     # "production" refuses development defaults for secrets.
     environment: Literal["development", "production"] = "development"
 

@@ -1,7 +1,7 @@
 """Every table, imported in one place so the metadata (and Alembic) sees them all."""
 
-from backend.agents.models import Agent, ApiToken, CannedResponse
-from backend.conversations.models import Conversation, Message, Note
+from backend.agents.models import Agent, ApiToken, AuditEntry, CannedResponse
+from backend.conversations.models import Conversation, ConversationRating, Message, Note
 from backend.db import Base
 from backend.outbox.models import Webhook, WebhookDelivery
 from backend.prompting.models import Bot, PromptVersion
@@ -9,10 +9,12 @@ from backend.prompting.models import Bot, PromptVersion
 __all__ = [
     "Agent",
     "ApiToken",
+    "AuditEntry",
     "Base",
     "Bot",
     "CannedResponse",
     "Conversation",
+    "ConversationRating",
     "Message",
     "Note",
     "PromptVersion",

@@ -16,6 +16,7 @@ from typing import Any
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from backend.admin.erasure import Erasures
 from backend.admin.reloads import PromptReloads
 from backend.api.deps import Provided
 from backend.api.rate_limits import MemoryRateLimiter, RateLimiter, RateLimits, RedisRateLimiter
@@ -67,6 +68,7 @@ class Services:
     turns: ChatTurns
     customers: CustomerConversations
     inbox: InboxService
+    erasures: Erasures
     reloads: PromptReloads
     webhooks: WebhookWorker
     background: list[asyncio.Task[None]] = field(default_factory=list)
@@ -89,6 +91,7 @@ class Services:
             (ChatTurns, self.turns),
             (CustomerConversations, self.customers),
             (InboxService, self.inbox),
+            (Erasures, self.erasures),
             (PromptReloads, self.reloads),
         ):
             registry.add(kind, instance)
@@ -222,6 +225,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
             max_message_chars=settings.max_message_chars,
             max_model_len=settings.max_model_len,
         ),
+        erasures=Erasures(locks=locks, context=context),
         reloads=reloads,
         webhooks=WebhookWorker(
             sessions,

@@ -89,6 +89,7 @@ async def new_agent(services: Services, role: AgentRole = AgentRole.AGENT) -> Ag
             name=f"{role.value} {uuid.uuid4().hex[:6]}",
             email=f"{uuid.uuid4().hex}@example.com",
             role=role,
+            by=None,
         )
 
 

@@ -184,8 +184,9 @@ async def make_agent(app, role: AgentRole = AgentRole.AGENT) -> tuple[int, dict[
             name=f"{role.value} {uuid.uuid4().hex[:6]}",
             email=f"{uuid.uuid4().hex[:10]}@example.com",
             role=role,
+            by=None,
         )
-        _token, plain = await agents.issue_token(db, agent)
+        _token, plain = await agents.issue_token(db, agent, by=None)
         await db.commit()
     return agent.id, {"Authorization": f"Bearer {plain}"}
 

@@ -48,8 +48,8 @@ def create(
     """Create an agent and print its API token (shown this once; only its hash is stored)."""
 
     async def work(db: AsyncSession) -> tuple[int, str]:
-        agent = await service.create_agent(db, name=name, email=email, role=role)
-        _token, plain = await service.issue_token(db, agent)
+        agent = await service.create_agent(db, name=name, email=email, role=role, by=None)
+        _token, plain = await service.issue_token(db, agent, by=None)
         return agent.id, plain
 
     agent_id, plain = _run(work)
@@ -64,7 +64,7 @@ def token(email: Annotated[str, typer.Argument(help="The agent's e-mail address.
         agent = await db.scalar(select(Agent).where(Agent.email == email))
         if agent is None:
             raise AppError(f"no agent with e-mail {email!r}")
-        token, plain = await service.issue_token(db, agent)
+        token, plain = await service.issue_token(db, agent, by=None)
         return token.id, plain
 
     token_id, plain = _run(work)
@@ -74,7 +74,7 @@ def token(email: Annotated[str, typer.Argument(help="The agent's e-mail address.
 @agents_app.command("revoke")
 def revoke(token_id: Annotated[int, typer.Argument(help="The token's id (see `agents list`).")]) -> None:
     """Revoke an API token: it stops working at once, in every app process."""
-    _run(lambda db: service.revoke_token(db, token_id))
+    _run(lambda db: service.revoke_token(db, token_id, by=None))
     typer.echo(f"token {token_id} revoked")
 
 

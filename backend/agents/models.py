@@ -1,9 +1,11 @@
-"""Support agents, their API tokens (stored hashed) and canned responses."""
+"""Support agents, their API tokens (stored hashed), canned responses, and the audit log of what
+staff did."""
 
 import enum
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from backend.db import Base, string_enum, utcnow
@@ -48,3 +50,19 @@ class CannedResponse(Base):
     text: Mapped[str] = mapped_column(Text)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("agents.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AuditEntry(Base):
+    """One thing an agent or admin did (or the command line, with no actor). Never changed."""
+
+    __tablename__ = "audit_entries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("agents.id", ondelete="SET NULL"), index=True)
+    # Kept as written, so the entry still says who it was if the agent is deleted.
+    actor_name: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    target_type: Mapped[str] = mapped_column(String(32))
+    target_id: Mapped[str | None] = mapped_column(String(64))
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)

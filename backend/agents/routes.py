@@ -40,10 +40,10 @@ async def list_agents(_admin: CurrentAdmin, work: Work) -> list[AgentOut]:
 
 
 @router.post("/agents", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def create_agent(body: AgentIn, _admin: CurrentAdmin, work: Work) -> AgentCreated:
+async def create_agent(body: AgentIn, admin: CurrentAdmin, work: Work) -> AgentCreated:
     """Create an agent and its first API token (shown once)."""
-    agent = await service.create_agent(work.db, name=body.name, email=body.email, role=body.role)
-    _token, plain = await service.issue_token(work.db, agent)
+    agent = await service.create_agent(work.db, name=body.name, email=body.email, role=body.role, by=admin)
+    _token, plain = await service.issue_token(work.db, agent, by=admin)
     return AgentCreated(agent=AgentOut.model_validate(agent), token=plain)
 
 
@@ -53,8 +53,8 @@ async def list_tokens(agent_id: RowIdPath, _admin: CurrentAdmin, work: Work) -> 
 
 
 @router.post("/agents/{agent_id}/tokens", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def issue_token(agent_id: RowIdPath, _admin: CurrentAdmin, work: Work) -> NewToken:
-    token, plain = await service.issue_token(work.db, await service.get_agent(work.db, agent_id))
+async def issue_token(agent_id: RowIdPath, admin: CurrentAdmin, work: Work) -> NewToken:
+    token, plain = await service.issue_token(work.db, await service.get_agent(work.db, agent_id), by=admin)
     return NewToken(token=plain, details=TokenOut.model_validate(token))
 
 
@@ -64,7 +64,7 @@ async def revoke_token(token_id: RowIdPath, agent: CurrentAgent, work: Work) -> 
     tokens = await service.list_tokens(work.db, agent.id)
     if agent.role != "admin" and token_id not in {t.id for t in tokens}:
         raise Forbidden("an agent can revoke only their own tokens")
-    token = await service.revoke_token(work.db, token_id)
+    token = await service.revoke_token(work.db, token_id, by=agent)
     await work.db.flush()
     return TokenOut.model_validate(token)
 

@@ -6,6 +6,7 @@ import secrets
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.agents import audit
 from backend.agents.models import Agent, AgentRole, ApiToken, CannedResponse
 from backend.db import utcnow
 from backend.errors import Conflict, NotFound
@@ -15,21 +16,28 @@ TOKEN_PREFIX = "pdk_"  # noqa: S105 (a label, not a secret): tells an agent toke
 SHORTCODE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
-async def create_agent(db: AsyncSession, *, name: str, email: str, role: AgentRole) -> Agent:
+async def create_agent(
+    db: AsyncSession, *, name: str, email: str, role: AgentRole, by: Agent | None
+) -> Agent:
+    """`by`: the admin who creates it (None: the command line), for the audit log."""
     if await db.scalar(select(Agent).where(Agent.email == email)):
         raise Conflict(f"an agent with e-mail {email!r} already exists")
     agent = Agent(name=name, email=email, role=role)
     db.add(agent)
     await db.flush()
+    audit.record(db, by, audit.AGENT_CREATED, "agent", agent.id, name=name, role=role.value)
     return agent
 
 
-async def issue_token(db: AsyncSession, agent: Agent) -> tuple[ApiToken, str]:
+async def issue_token(db: AsyncSession, agent: Agent, *, by: Agent | None) -> tuple[ApiToken, str]:
     """A new token for `agent`; the plain token is returned once and never stored."""
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(agent_id=agent.id, token_hash=digest(plain), display_prefix=plain[:10])
     db.add(token)
     await db.flush()
+    audit.record(
+        db, by, audit.TOKEN_CREATED, "token", token.id, agent_id=agent.id, display_prefix=token.display_prefix
+    )
     return token, plain
 
 
@@ -45,11 +53,13 @@ async def authenticate(db: AsyncSession, plain: str) -> Agent | None:
     return token.agent
 
 
-async def revoke_token(db: AsyncSession, token_id: int) -> ApiToken:
+async def revoke_token(db: AsyncSession, token_id: int, *, by: Agent | None) -> ApiToken:
     token = await db.get(ApiToken, token_id)
     if token is None:
         raise NotFound(f"no token {token_id}")
-    token.revoked_at = token.revoked_at or utcnow()
+    if token.revoked_at is None:
+        token.revoked_at = utcnow()
+        audit.record(db, by, audit.TOKEN_REVOKED, "token", token.id, agent_id=token.agent_id)
     return token
 
 

@@ -25,6 +25,7 @@ PARTS = (
     "render.js",  # messages, notices, errors, typing dots, badge, status
     "server.js",  # requests, errors, server-sent events
     "feedback.js",  # thumbs up and down under the bot's finished replies
+    "rating.js",  # the 1-5 rating asked for once the conversation is resolved
     "conversation.js",  # starting or restoring the conversation
     "live.js",  # the live event stream
     "send.js",  # sending a message, the streamed reply

@@ -1,4 +1,5 @@
-"""What is stored of conversations: conversations, their messages, agents' private notes."""
+"""What is stored of conversations: conversations, their messages, agents' private notes, the
+customers' ratings."""
 
 import enum
 from datetime import datetime
@@ -70,6 +71,8 @@ class Conversation(Base):
     handed_off_at: Mapped[datetime | None]
     first_human_reply_at: Mapped[datetime | None]
     resolved_at: Mapped[datetime | None]
+    # When the customer's texts and identity were erased on request (the figures stay).
+    erased_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -117,3 +120,19 @@ class Note(Base):
     agent_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ConversationRating(Base):
+    """The customer's rating of a resolved conversation, 1 to 5, with an optional comment.
+
+    One per conversation: the conversation id is the key, so a second rating cannot be stored.
+    """
+
+    __tablename__ = "conversation_ratings"
+
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True
+    )
+    score: Mapped[int] = mapped_column(Integer)
+    comment: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)

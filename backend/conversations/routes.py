@@ -1,5 +1,5 @@
 """The widget API: start a conversation, send a message (reply over SSE), read the history,
-rate the bot's replies, follow an agent's replies live."""
+rate the bot's replies and the resolved conversation, follow an agent's replies live."""
 
 from typing import Annotated
 
@@ -13,12 +13,16 @@ from backend.api.rate_limits import RateLimits
 from backend.conversations.customers import CustomerConversations
 from backend.conversations.feedback import rate_reply
 from backend.conversations.models import Conversation, MessageRole
+from backend.conversations.ratings import rate_conversation, rating_of
 from backend.conversations.schemas import (
     ConversationStarted,
     FeedbackIn,
     FeedbackOut,
     History,
     MessageOut,
+    RatingIn,
+    RatingOut,
+    RatingState,
     SendMessage,
     StartConversation,
 )
@@ -120,6 +124,27 @@ async def give_feedback(
     back. Agents' streams and webhooks get a `message.feedback` event when it changes."""
     message = await rate_reply(work, conversation, message_id, body.feedback)
     return FeedbackOut(message_id=message.id, feedback=message.feedback, feedback_at=message.feedback_at)
+
+
+@router.get("/conversations/{conversation_id}/rating", responses=ERRORS)
+async def rating(conversation: CustomerConversation, work: Work) -> RatingState:
+    """Whether the conversation can be rated (it is resolved) and the rating given, if any."""
+    given = await rating_of(work, conversation)
+    return RatingState(
+        conversation_id=conversation.id,
+        status=conversation.status.value,
+        language=conversation.bot.language,
+        rating=RatingOut.model_validate(given) if given else None,
+    )
+
+
+@router.post("/conversations/{conversation_id}/rating", status_code=status.HTTP_201_CREATED, responses=ERRORS)
+async def rate(body: RatingIn, conversation: CustomerConversation, work: Work) -> RatingOut:
+    """Rate the resolved conversation, 1 to 5, with an optional comment: once (a second rating is
+    409, as is one before the conversation is resolved). Agents' streams and webhooks get a
+    `conversation.rated` event."""
+    given = await rate_conversation(work, conversation, body.score, body.comment)
+    return RatingOut.model_validate(given)
 
 
 def customer_sees(conversation_id: str, event: Event) -> bool:

@@ -3,10 +3,11 @@
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
 
-from backend.api.inputs import StorableText
+from backend.api.inputs import StorableText, storable
 from backend.conversations.models import ReplyFeedback
+from backend.conversations.ratings import MAX_COMMENT_CHARS, MAX_SCORE, MIN_SCORE
 
 MAX_CONTEXT_KEYS = 20
 MAX_CONTEXT_VALUE_CHARS = 500
@@ -126,3 +127,26 @@ class History(BaseModel):
     status: str
     greeting: str
     messages: list[MessageOut]
+
+
+class RatingIn(BaseModel):
+    score: int = Field(ge=MIN_SCORE, le=MAX_SCORE, description="1 (poor) to 5 (excellent).", examples=[5])
+    comment: (
+        Annotated[str, StringConstraints(max_length=MAX_COMMENT_CHARS), AfterValidator(storable)] | None
+    ) = Field(default=None, description="Optional, in the customer's words.")
+
+
+class RatingOut(BaseModel):
+    conversation_id: str
+    score: int
+    comment: str | None
+    created_at: datetime
+
+    model_config = {"from_attributes": True}
+
+
+class RatingState(BaseModel):
+    conversation_id: str
+    status: str = Field(description="The conversation's status; only a `resolved` one can be rated.")
+    language: str = Field(description="The bot's language, for the widget's rating prompt.")
+    rating: RatingOut | None = Field(description="The customer's rating; null if not rated yet.")

@@ -1,5 +1,6 @@
 """Live events (conversation created, message created, status changed, handoff requested,
-a customer's feedback on a reply, an agent's private note).
+a customer's feedback on a reply, an agent's private note, a customer's rating of a resolved
+conversation).
 
 Published after the change is committed; every app process subscribed to the same Redis
 channel sees every event, so an agent's stream works whichever process serves it.
@@ -29,6 +30,7 @@ MESSAGE_FEEDBACK = "message.feedback"  # a customer rated a bot reply, changed o
 # An agent added a private note: agents' streams and webhooks get its id and author, never its
 # text (read it through the agents' API); customers' streams never get it.
 NOTE_CREATED = "note.created"
+CONVERSATION_RATED = "conversation.rated"  # a customer rated their resolved conversation, 1 to 5
 EVENT_TYPES = (
     CONVERSATION_CREATED,
     MESSAGE_CREATED,
@@ -36,6 +38,7 @@ EVENT_TYPES = (
     HANDOFF_REQUESTED,
     MESSAGE_FEEDBACK,
     NOTE_CREATED,
+    CONVERSATION_RATED,
 )
 # Between app processes only (not streamed to agents, not sent to webhooks).
 PROMPTS_RELOADED = "prompts.reloaded"

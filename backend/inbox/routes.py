@@ -143,10 +143,10 @@ async def take_over(
 
 @router.post("/{conversation_id}/assign", responses=ERRORS)
 async def assign(
-    conversation_id: ConversationId, body: Assignment, _agent: CurrentAgent, inbox: Inbox, work: Work
+    conversation_id: ConversationId, body: Assignment, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
     """Assign to an agent (the bot stops replying), or unassign with `agent_id: null`."""
-    return summary(await inbox.assign(work, conversation_id, body.agent_id), None)
+    return summary(await inbox.assign(work, conversation_id, body.agent_id, by=agent), None)
 
 
 @router.post("/{conversation_id}/hand-back", responses=ERRORS)

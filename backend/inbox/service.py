@@ -3,6 +3,7 @@
 import logging
 from collections.abc import Callable
 
+from backend.agents import audit
 from backend.agents import service as agents
 from backend.agents.models import Agent
 from backend.conversations import lifecycle
@@ -89,6 +90,7 @@ class InboxService:
         text = message_text(expanded, self.max_message_chars)
         if conversation.status != ConversationStatus.OPEN:
             work.emit(*lifecycle.take_over(conversation, agent.id))
+            audit.record(work.db, agent, audit.TAKE_OVER, "conversation", conversation_id, by_reply=True)
         history = await self.context.ids(work.db, conversation)
         reply_ids = self.assembler.scripted_reply(text)
         if len(history) + len(reply_ids) > self.max_model_len:
@@ -116,12 +118,18 @@ class InboxService:
         return note
 
     async def take_over(self, work: UnitOfWork, conversation_id: str, agent: Agent) -> Conversation:
-        return await self._change(work, conversation_id, lambda c: lifecycle.take_over(c, agent.id))
+        conversation = await self._change(work, conversation_id, lambda c: lifecycle.take_over(c, agent.id))
+        audit.record(work.db, agent, audit.TAKE_OVER, "conversation", conversation_id)
+        return conversation
 
-    async def assign(self, work: UnitOfWork, conversation_id: str, agent_id: int | None) -> Conversation:
+    async def assign(
+        self, work: UnitOfWork, conversation_id: str, agent_id: int | None, *, by: Agent
+    ) -> Conversation:
         if agent_id is not None:
             await agents.get_agent(work.db, agent_id)
-        return await self._change(work, conversation_id, lambda c: lifecycle.assign(c, agent_id))
+        conversation = await self._change(work, conversation_id, lambda c: lifecycle.assign(c, agent_id))
+        audit.record(work.db, by, audit.ASSIGN, "conversation", conversation_id, assignee_id=agent_id)
+        return conversation
 
     async def hand_back(self, work: UnitOfWork, conversation_id: str) -> Conversation:
         conversation = await self._change(work, conversation_id, lifecycle.hand_back)

@@ -1,16 +1,30 @@
-"""The reports endpoints: the whole report, and the bot's replies alone (doubts and feedback)."""
+"""The reports endpoints: the whole report, the bot's replies alone (doubts and feedback), and
+the transcripts' export (admin)."""
 
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from backend.agents.auth import CurrentAgent
-from backend.api.deps import Work
+from backend.agents import audit
+from backend.agents.auth import CurrentAdmin, CurrentAgent
+from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
 from backend.api.inputs import StorableText
+from backend.config import Settings
 from backend.errors import InvalidInput
+from backend.reports.exports import (
+    MEDIA_TYPES,
+    ExportFormat,
+    TranscriptRow,
+    as_csv,
+    as_json,
+    check_range,
+    transcript_rows,
+)
 from backend.reports.replies import added, replies_per_bot
 from backend.reports.service import as_utc, build_report
 
@@ -47,8 +61,9 @@ ReportWindow = Annotated[Window, Depends(report_window)]
 @router.get("", responses=error_responses(401, 403, 422))
 async def report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict[str, Any]:
     """Conversations, messages, resolved by the bot vs handed off, first human response time and
-    resolution time (both from the handoff on: the bot's time is excluded), and the customers'
-    thumbs up and down on the bot's replies, overall and per bot."""
+    resolution time (both from the handoff on: the bot's time is excluded), the customers'
+    thumbs up and down on the bot's replies, and their 1-5 ratings of resolved conversations
+    given in the range (count, mean, how many of each score), overall and per bot."""
     result = await build_report(work.db, window.start, window.end, window.bot)
     return {
         **result,
@@ -69,3 +84,48 @@ async def replies_report(_agent: CurrentAgent, work: Work, window: ReportWindow)
         "total": asdict(added(per_bot.values())),
         "per_bot": {slug: asdict(counts) for slug, counts in per_bot.items()},
     }
+
+
+@router.get(
+    "/transcripts",
+    response_model=list[TranscriptRow],
+    responses={
+        200: {
+            "description": "One row per message, streamed: a JSON array, or CSV with a header line.",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        },
+        **error_responses(401, 403, 422),
+    },
+    tags=["admin: records"],
+)
+async def export_transcripts(
+    admin: CurrentAdmin,
+    work: Work,
+    window: ReportWindow,
+    settings: Annotated[Settings, Depends(provided(Settings))],
+    sessions: Annotated[async_sessionmaker[AsyncSession], Depends(provided(async_sessionmaker))],
+    format_: Annotated[ExportFormat, Query(alias="format")] = ExportFormat.CSV,
+) -> StreamingResponse:
+    """Every message of the conversations started in the range (at most
+    `PREFIXDESK_EXPORT_MAX_DAYS` days; a longer one is 422), in order, as CSV or JSON. The
+    export is recorded in the audit log."""
+    check_range(window.start, window.end, settings.export_max_days)
+    audit.record(
+        work.db,
+        admin,
+        audit.EXPORT,
+        "transcripts",
+        None,
+        start=window.start.isoformat(),
+        end=window.end.isoformat(),
+        bot=window.bot,
+        format=format_.value,
+    )
+    rows = transcript_rows(sessions, window.start, window.end, window.bot)
+    body = as_csv(rows) if format_ == ExportFormat.CSV else as_json(rows)
+    stamp = f"{window.start:%Y%m%d}-{window.end:%Y%m%d}"
+    return StreamingResponse(
+        body,
+        media_type=MEDIA_TYPES[format_],
+        headers={"Content-Disposition": f'attachment; filename="transcripts-{stamp}.{format_.value}"'},
+    )

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.conversations.models import Conversation, ConversationStatus, Message
 from backend.prompting.models import Bot
+from backend.reports.ratings import RatingCounts, added_ratings, ratings_per_bot
 from backend.reports.replies import ReplyCounts, added, replies_per_bot
 
 
@@ -33,6 +34,7 @@ class BotReport:
     first_human_response_s: dict[str, float | None] = field(default_factory=dict)
     resolution_s: dict[str, float | None] = field(default_factory=dict)
     replies: ReplyCounts = field(default_factory=ReplyCounts)
+    ratings: RatingCounts = field(default_factory=RatingCounts)
 
 
 async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: str | None) -> dict[str, Any]:
@@ -58,9 +60,16 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
     for slug, message_role, count in counts:
         message_counts.setdefault(slug, {})[message_role.value] = count
     replies = await replies_per_bot(db, start, end, bot)
+    ratings = await ratings_per_bot(db, start, end, bot)
     per_bot = {
-        slug: _summarise(rows, message_counts.get(slug, {}), replies.get(slug, ReplyCounts()))
-        for slug, rows in sorted(by_bot.items())
+        slug: _summarise(
+            by_bot.get(slug, []),
+            message_counts.get(slug, {}),
+            replies.get(slug, ReplyCounts()),
+            ratings.get(slug, RatingCounts()),
+        )
+        # A conversation started before the range may be rated in it.
+        for slug in sorted(by_bot.keys() | ratings.keys())
     }
     every = [c for rows in by_bot.values() for c in rows]
     total_messages: dict[str, int] = {}
@@ -71,13 +80,13 @@ async def build_report(db: AsyncSession, start: datetime, end: datetime, bot: st
         "from": start,
         "to": end,
         "bot": bot,
-        "total": _summarise(every, total_messages, added(replies.values())),
+        "total": _summarise(every, total_messages, added(replies.values()), added_ratings(ratings.values())),
         "per_bot": per_bot,
     }
 
 
 def _summarise(
-    conversations: list[Conversation], messages: dict[str, int], replies: ReplyCounts
+    conversations: list[Conversation], messages: dict[str, int], replies: ReplyCounts, ratings: RatingCounts
 ) -> BotReport:
     handed = [c for c in conversations if c.handed_off_at is not None]
     first_reply = [
@@ -100,4 +109,5 @@ def _summarise(
         first_human_response_s=_seconds(first_reply),
         resolution_s=_seconds(resolution),
         replies=replies,
+        ratings=ratings,
     )

@@ -100,6 +100,7 @@
     if (status !== before.status) state.toldWaiting = false;
     if (status !== "open") state.assigneeId = null;
     updateSubtitle();
+    if (status === "resolved") offerRating();
     if (quiet) return;
     if (status === "open") {
       if (before.status !== "open") addNotice(state.assigneeId != null ? T.withTeam : T.connecting);

@@ -154,3 +154,28 @@ async def test_webhook_input_is_checked(client):
     assert bad_event.status_code == 422 and "unknown event types" in bad_event.json()["detail"]
     bad_url = await client.post("/api/v1/webhooks", headers=admin, json={"url": "ftp://x", "events": []})
     assert bad_url.status_code == 422
+
+
+async def test_a_customers_rating_of_a_resolved_conversation_is_delivered(fast_retries, tiny_engine):
+    async with running_app(fast_retries, tiny_engine) as client, receiver(fail_first=0) as (url, received):
+        _, admin = await make_agent(client.app, AgentRole.ADMIN)
+        subscribed = {"url": url, "events": ["conversation.rated"]}
+        webhook = (await client.post("/api/v1/webhooks", headers=admin, json=subscribed)).json()
+        try:
+            conversation = await start(client)
+            cid = conversation["conversation_id"]
+            await client.post(f"/api/v1/conversations/{cid}/resolve", headers=admin)
+            rating = {"score": 4, "comment": "Helpful, thanks"}
+            rated = await client.post(
+                f"/api/v1/widget/conversations/{cid}/rating", json=rating, headers=auth(conversation)
+            )
+            assert rated.status_code == 201, rated.text
+
+            await eventually(lambda: len(received) == 1, timeout_s=10, what="the rating delivered")
+            headers, body, _ = received[0]
+            payload = json.loads(body)
+            assert (payload["type"], payload["conversation_id"]) == ("conversation.rated", cid)
+            assert payload["data"] == {"bot": "shop-en", "score": 4, "comment": "Helpful, thanks"}
+            assert headers["x-prefixdesk-signature"].startswith("sha256=")
+        finally:
+            await client.delete(f"/api/v1/webhooks/{webhook['id']}", headers=admin)

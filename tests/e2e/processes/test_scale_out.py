@@ -136,9 +136,9 @@ async def admin_headers(database_url: str) -> dict[str, str]:
     db = create_db_engine(database_url)
     async with create_session_factory(db)() as session:
         agent = await agents.create_agent(
-            session, name="Ops", email=f"{uuid.uuid4().hex[:10]}@example.com", role=AgentRole.ADMIN
+            session, name="Ops", email=f"{uuid.uuid4().hex[:10]}@example.com", role=AgentRole.ADMIN, by=None
         )
-        _token, plain = await agents.issue_token(session, agent)
+        _token, plain = await agents.issue_token(session, agent, by=None)
         await session.commit()
     await db.dispose()
     return {"Authorization": f"Bearer {plain}"}
