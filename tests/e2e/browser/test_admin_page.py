@@ -49,10 +49,14 @@ async def policy_watch(browser) -> AsyncIterator:
     assert violations == []
 
 
-def seeding_store(url: str, at: list[float]) -> RedisMetricsStore:
-    """The served app's metrics store, written at the moments `at[0]` says (the past)."""
-    prefix = client_app(url).state.services.settings.redis_key_prefix
-    return RedisMetricsStore(create_redis(REDIS_URL), key_prefix=prefix, clock=lambda: at[0])
+@pytest.fixture
+async def seeding(admin_url) -> AsyncIterator[tuple[list[float], RedisMetricsStore]]:
+    """The served app's metrics store, written at the moment the list holds (the past)."""
+    client = create_redis(REDIS_URL)
+    prefix = client_app(admin_url).state.services.settings.redis_key_prefix
+    at = [time.time()]
+    yield at, RedisMetricsStore(client, key_prefix=prefix, clock=lambda: at[0])
+    await client.aclose()
 
 
 async def hand_over_and_resolve(customer: httpx.AsyncClient, admin: dict[str, str]) -> None:
@@ -116,12 +120,11 @@ async def test_one_sign_in_serves_the_console_and_the_admin_page(policy_watch, l
     await page.wait_for_selector("#sign-in-view:not([hidden])")
 
 
-async def test_the_admin_page_shows_numbers_that_move_with_traffic(policy_watch, admin_url):
+async def test_the_admin_page_shows_numbers_that_move_with_traffic(policy_watch, admin_url, seeding):
     context, _ = policy_watch
     _, admin = await make_agent(client_app(admin_url), AgentRole.ADMIN)
-    now = time.time()
-    at = [now]
-    store = seeding_store(admin_url, at)
+    at, store = seeding
+    now = at[0]
     for minutes_ago, replies in ((11, 4), (10.5, 2), (7, 6), (4, 3)):  # earlier bursts, idle between
         at[0] = now - minutes_ago * 60
         for i in range(replies):
@@ -161,14 +164,13 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(policy_watch,
     await page.screenshot(path=SCREENSHOTS / "admin.png", full_page=True)
 
 
-async def test_charts_have_a_time_axis_gaps_and_p95_beside_p99(policy_watch, admin_url):
+async def test_charts_have_a_time_axis_gaps_and_p95_beside_p99(policy_watch, admin_url, seeding):
     """Replies five and four hours ago, none between: in the 6-hour window each chart has a
     labelled time axis and no line across the idle hour; p95 and p99 are drawn apart."""
     context, _ = policy_watch
     _, admin = await make_agent(client_app(admin_url), AgentRole.ADMIN)
-    now = time.time()
-    at = [now - 5 * 3600]
-    store = seeding_store(admin_url, at)
+    at, store = seeding
+    now = at[0]
     for moment in (now - 5 * 3600, now - 4 * 3600):
         at[0] = moment
         for total_ms in [300] * 18 + [2500, 9000]:
@@ -228,13 +230,12 @@ async def test_charts_have_a_time_axis_gaps_and_p95_beside_p99(policy_watch, adm
     ]
 
 
-async def test_every_figure_follows_the_chosen_window(policy_watch, admin_url):
+async def test_every_figure_follows_the_chosen_window(policy_watch, admin_url, seeding):
     context, _ = policy_watch
     app = client_app(admin_url)
     _, admin = await make_agent(app, AgentRole.ADMIN)
-    now = time.time()
-    at = [now - 3 * 3600]
-    store = seeding_store(admin_url, at)
+    at, store = seeding
+    at[0] -= 3 * 3600
     for name in ("earlier-a", "earlier-b"):
         await store.touch_conversation(name)
     await store.record_reply(Reply("appliance-zh", True, 100, 800, 700, 640, 20, 700))
