@@ -187,7 +187,11 @@ function showMetrics(data, windowName) {
     fmt.ms(t.total_ms.p95),
     `p50 ${fmt.ms(t.total_ms.p50)} · p99 ${fmt.ms(t.total_ms.p99)} · request to last token`,
   );
-  setTile("ttft-p95", fmt.ms(t.ttft_ms.p95), `p50 ${fmt.ms(t.ttft_ms.p50)} · p99 ${fmt.ms(t.ttft_ms.p99)}`);
+  setTile(
+    "ttft-p95",
+    fmt.ms(t.ttft_ms.p95),
+    `p50 ${fmt.ms(t.ttft_ms.p50)} · p99 ${fmt.ms(t.ttft_ms.p99)} · request to first token`,
+  );
   setTile(
     "reply-speed",
     t.reply_tokens_per_s == null ? "–" : `${t.reply_tokens_per_s} tokens/s`,
