@@ -1,7 +1,7 @@
 """The admin page's figures, and Prometheus' /metrics."""
 
 import hmac
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
@@ -13,6 +13,7 @@ from backend.api.errors import error_responses
 from backend.config import Settings
 from backend.errors import Forbidden
 from backend.metrics.recorder import Metrics
+from backend.metrics.schemas import MetricsSummary
 from backend.metrics.summary import summarize
 
 router = APIRouter(tags=["admin: metrics"])
@@ -24,9 +25,11 @@ async def admin_metrics(
     _admin: CurrentAdmin,
     metrics: Annotated[Metrics, Depends(provided(Metrics))],
     window: Annotated[int, Query(ge=60, le=24 * 3600, description="Seconds back from now.")] = 900,
-) -> dict[str, Any]:
-    """QPS, response time percentiles (total and TTFT), cache hit rate, engine load, per bot; from
-    the store every app process writes, with vLLM's own prefix-cache counters beside them."""
+) -> MetricsSummary:
+    """Over the window: replies per second, response time and time-to-first-token percentiles,
+    the replies' prefix-cache hit rate, reply speed, active conversations, per bot and as a
+    series of buckets; vLLM's own counters (prefix cache, drafts) and the engines' mean load;
+    and the engines' gauges now. From the store every app process writes."""
     return await summarize(metrics.store, window)
 
 

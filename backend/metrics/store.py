@@ -1,14 +1,17 @@
 """One metrics store for every app process: counts and latency histograms in Redis time buckets.
 
 Two resolutions: 10-second buckets kept 2 hours (the last minutes), 1-minute buckets kept
-26 hours (the last hours). Each finished reply increments both; the admin page sums the
-buckets of a window. Engine gauges (KV cache use, running and waiting requests, vLLM's
-own prefix-cache counters) are written per process with a short expiry and summed.
+26 hours (the last hours). Each finished reply increments both, and so does each engine
+sample (what vLLM's counters grew by since the last one, and the gauges as read), so every
+figure can be summed over any window. The engine's gauges as they are now are also written
+per process with a short expiry. Conversations are kept with the time of their latest
+reply, so "active in the window" can be counted for any window up to a day.
 """
 
 import json
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -18,7 +21,7 @@ from backend.metrics.histogram import BOUNDS_MS, bucket_of
 
 RESOLUTIONS = {10: 2 * 3600, 60: 26 * 3600}  # bucket seconds -> how long buckets are kept
 GAUGE_TTL_S = 15
-ACTIVE_WINDOW_S = 15 * 60  # a conversation with a message in the last 15 minutes is active
+ACTIVE_KEPT_S = 24 * 3600  # the longest window the admin page offers
 
 
 @dataclass(frozen=True)
@@ -53,24 +56,31 @@ def reply_fields(reply: Reply) -> dict[str, float]:
 
 class MetricsStore(Protocol):
     async def record_reply(self, reply: Reply) -> None: ...
+    async def record_engine(self, fields: dict[str, float]) -> None: ...
     async def touch_conversation(self, conversation_id: str) -> None: ...
     async def write_gauges(self, process: str, gauges: dict[str, float]) -> None: ...
     async def buckets(self, step_s: int, start: int, end: int) -> dict[int, dict[str, float]]: ...
     async def gauges(self) -> list[dict[str, float]]: ...
-    async def active_conversations(self) -> int: ...
+    async def active_conversations(self, window_s: int) -> int: ...
 
 
 class RedisMetricsStore:
-    def __init__(self, redis: Redis, *, key_prefix: str):
+    def __init__(self, redis: Redis, *, key_prefix: str, clock: Callable[[], float] = time.time):
         self._redis = redis  # the process's client, closed by its owner
         self._prefix = f"{key_prefix}metrics:"
+        self._clock = clock
 
     def _bucket_key(self, step_s: int, start: int) -> str:
         return f"{self._prefix}{step_s}:{start}"
 
     async def record_reply(self, reply: Reply) -> None:
-        now = int(time.time())
-        fields = reply_fields(reply)
+        await self._add(reply_fields(reply))
+
+    async def record_engine(self, fields: dict[str, float]) -> None:
+        await self._add(fields)
+
+    async def _add(self, fields: dict[str, float]) -> None:
+        now = int(self._clock())
         async with self._redis.pipeline(transaction=False) as pipe:
             for step_s, keep_s in RESOLUTIONS.items():
                 key = self._bucket_key(step_s, now - now % step_s)
@@ -80,11 +90,11 @@ class RedisMetricsStore:
             await pipe.execute()
 
     async def touch_conversation(self, conversation_id: str) -> None:
-        now = time.time()
+        now = self._clock()
         key = f"{self._prefix}active"
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.zadd(key, {conversation_id: now})
-            pipe.zremrangebyscore(key, 0, now - ACTIVE_WINDOW_S)
+            pipe.zremrangebyscore(key, 0, now - ACTIVE_KEPT_S)
             await pipe.execute()
 
     async def write_gauges(self, process: str, gauges: dict[str, float]) -> None:
@@ -107,32 +117,42 @@ class RedisMetricsStore:
         values = await self._redis.mget(keys) if keys else []
         return [json.loads(v) for v in values if v]
 
-    async def active_conversations(self) -> int:
-        return int(await self._redis.zcount(f"{self._prefix}active", time.time() - ACTIVE_WINDOW_S, "+inf"))
+    async def active_conversations(self, window_s: int) -> int:
+        return int(await self._redis.zcount(f"{self._prefix}active", self._clock() - window_s, "+inf"))
 
 
 class MemoryMetricsStore:
     """The same, for a single process without Redis."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
         self._buckets: dict[tuple[int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
         self._gauges: dict[str, tuple[float, dict[str, float]]] = {}
         self._active: dict[str, float] = {}
 
     async def record_reply(self, reply: Reply) -> None:
-        now = int(time.time())
+        self._add(reply_fields(reply))
+
+    async def record_engine(self, fields: dict[str, float]) -> None:
+        self._add(fields)
+
+    def _add(self, fields: dict[str, float]) -> None:
+        now = int(self._clock())
         for step_s, keep_s in RESOLUTIONS.items():
             bucket = self._buckets[(step_s, now - now % step_s)]
-            for name, amount in reply_fields(reply).items():
+            for name, amount in fields.items():
                 bucket[name] += amount
             for stale in [k for k in self._buckets if k[0] == step_s and k[1] < now - keep_s]:
                 del self._buckets[stale]
 
     async def touch_conversation(self, conversation_id: str) -> None:
-        self._active[conversation_id] = time.time()
+        now = self._clock()
+        self._active[conversation_id] = now
+        for stale in [c for c, seen in self._active.items() if seen < now - ACTIVE_KEPT_S]:
+            del self._active[stale]
 
     async def write_gauges(self, process: str, gauges: dict[str, float]) -> None:
-        self._gauges[process] = (time.time() + GAUGE_TTL_S, gauges)
+        self._gauges[process] = (self._clock() + GAUGE_TTL_S, gauges)
 
     async def buckets(self, step_s: int, start: int, end: int) -> dict[int, dict[str, float]]:
         return {
@@ -142,11 +162,11 @@ class MemoryMetricsStore:
         }
 
     async def gauges(self) -> list[dict[str, float]]:
-        now = time.time()
+        now = self._clock()
         return [g for expires, g in self._gauges.values() if expires > now]
 
-    async def active_conversations(self) -> int:
-        cutoff = time.time() - ACTIVE_WINDOW_S
+    async def active_conversations(self, window_s: int) -> int:
+        cutoff = self._clock() - window_s
         return sum(1 for seen in self._active.values() if seen >= cutoff)
 
 

@@ -60,10 +60,11 @@ ReportWindow = Annotated[Window, Depends(report_window)]
 
 @router.get("", responses=error_responses(401, 403, 422))
 async def report(_agent: CurrentAgent, work: Work, window: ReportWindow) -> dict[str, Any]:
-    """Conversations, messages, resolved by the bot vs handed off, first human response time and
-    resolution time (both from the handoff on: the bot's time is excluded), the customers'
-    thumbs up and down on the bot's replies, and their 1-5 ratings of resolved conversations
-    given in the range (count, mean, how many of each score), overall and per bot."""
+    """Conversations started in the range, their messages, resolved by the bot vs handed off (and
+    the share handed off), first human response time and resolution time (both from the handoff
+    on: the bot's time is excluded), the customers' thumbs up and down on the bot's replies, and
+    their 1-5 ratings of resolved conversations given in the range (count, mean, how many of each
+    score), overall and per bot."""
     result = await build_report(work.db, window.start, window.end, window.bot)
     return {
         **result,

@@ -31,6 +31,7 @@ class BotReport:
     messages: dict[str, int] = field(default_factory=dict)
     resolved_by_bot: int = 0
     handed_off: int = 0
+    handoff_rate: float | None = None  # handed_off / conversations; None without conversations
     first_human_response_s: dict[str, float | None] = field(default_factory=dict)
     resolution_s: dict[str, float | None] = field(default_factory=dict)
     replies: ReplyCounts = field(default_factory=ReplyCounts)
@@ -106,6 +107,7 @@ def _summarise(
             1 for c in conversations if c.status == ConversationStatus.RESOLVED and c.handed_off_at is None
         ),
         handed_off=len(handed),
+        handoff_rate=round(len(handed) / len(conversations), 4) if conversations else None,
         first_human_response_s=_seconds(first_reply),
         resolution_s=_seconds(resolution),
         replies=replies,

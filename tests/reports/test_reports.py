@@ -50,11 +50,14 @@ async def test_reports_count_bot_and_human_work_over_a_window(client, clock):
     report = (await client.get("/api/v1/reports", headers=agent, params={"from": window_start})).json()
     total = report["total"]
     assert total["conversations"] == 2 and total["handed_off"] == 1 and total["resolved_by_bot"] == 1
+    assert total["handoff_rate"] == 0.5
     assert total["messages"] == {"user": 2, "assistant": 2, "agent": 1}
     assert total["first_human_response_s"] == {"mean": 30.0, "median": 30.0, "count": 1}
     assert total["resolution_s"] == {"mean": 75.0, "median": 75.0, "count": 1}
     assert set(report["per_bot"]) == {"shop-en", "appliance-zh"}
     assert report["per_bot"]["appliance-zh"]["handed_off"] == 1
+    assert report["per_bot"]["appliance-zh"]["handoff_rate"] == 1.0
+    assert report["per_bot"]["shop-en"]["handoff_rate"] == 0.0
     assert report["per_bot"]["shop-en"]["resolved_by_bot"] == 1
 
     only_zh = (
@@ -63,6 +66,10 @@ async def test_reports_count_bot_and_human_work_over_a_window(client, clock):
         )
     ).json()
     assert only_zh["total"]["conversations"] == 1
+    nothing = (
+        await client.get("/api/v1/reports", headers=agent, params={"from": "2020-01-01", "to": "2020-01-02"})
+    ).json()
+    assert nothing["total"]["conversations"] == 0 and nothing["total"]["handoff_rate"] is None
     empty = await client.get(
         "/api/v1/reports", headers=agent, params={"from": "2030-01-02", "to": "2030-01-01"}
     )

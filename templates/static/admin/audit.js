@@ -2,15 +2,14 @@
  * from /api/v1/admin/audit, a page at a time), with the transcript export and the erasure forms.
  * It draws itself below the dashboard once an admin has signed in, and goes on sign-out. */
 
-import { request } from "../shared/api.js";
+import { request, savedToken } from "../shared/api.js";
 import { $, el } from "../shared/dom.js";
 import { row } from "./format.js";
 import { eraseForm, exportForm } from "./records.js";
 
-const TOKEN_KEY = "prefixdesk.adminToken"; // the dashboard's, in this tab's session storage
 const PAGE_SIZE = 20;
 const HEADINGS = ["When", "Who", "Action", "Target", "Details"];
-const token = () => sessionStorage.getItem(TOKEN_KEY);
+const token = savedToken; // the tab's one sign-in (../shared/signin.js)
 const container = $("records");
 let page = 1;
 

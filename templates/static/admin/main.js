@@ -1,35 +1,68 @@
-/* The admin page: QPS, response times, prefix-cache hit rate and engine load, live, and the
- * doubts and customers' feedback on the bots' replies. The figures come from /api/v1/admin/metrics and
- * /api/v1/reports/replies; all text is set as text (see ../shared/dom.js). */
+/* The admin page: over a chosen window, the bot's replies (rate, response times, reply speed),
+ * the prefix cache (the replies' share of cached prompt tokens, and vLLM's own hit rate), the
+ * engines' load, the support figures (handoffs, human response and resolution times, feedback),
+ * and the doubts and feedback per bot. The figures come from /api/v1/admin/metrics and
+ * /api/v1/reports; all text is set as text (see ../shared/dom.js). The page signs in with the
+ * tab's shared sign-in (../shared/signin.js): a tab signed in on the console is signed in here.
+ */
 
-import { request } from "../shared/api.js";
-import { $, el, svgEl } from "../shared/dom.js";
-import { repliesPath, repliesSection, showReplies } from "./replies.js";
-import { fmt, row } from "./format.js";
+import { savedToken, request } from "../shared/api.js";
+import { $, el } from "../shared/dom.js";
+import { signIn, signOut } from "../shared/signin.js";
+import { chartFigure, drawChart } from "./chart.js";
+import { clock, fmt, row } from "./format.js";
+import { repliesSection, showReplies } from "./replies.js";
+import { reportPath, showSupport, supportSection } from "./support.js";
+import { setTile, tile } from "./tiles.js";
 
-const TOKEN_KEY = "prefixdesk.adminToken";
 const POLL_MS = 2000;
+const REPORTS_EVERY_MS = 15000; // the reports are queries on Postgres: asked less often
 const WINDOWS = [
-  [900, "Last 15 minutes"],
-  [3600, "Last hour"],
-  [21600, "Last 6 hours"],
-  [86400, "Last 24 hours"],
+  [900, "the last 15 minutes"],
+  [3600, "the last hour"],
+  [21600, "the last 6 hours"],
+  [86400, "the last 24 hours"],
 ];
-const COLORS = ["#2563eb", "#d97706", "#dc2626"];
+const QUANTILE_LINES = [
+  // Drawn in this order: p95 above p99, p50 on top.
+  { key: "p99", label: "p99" },
+  { key: "p95", label: "p95" },
+  { key: "p50", label: "p50 (median)" },
+];
+const HIT_LINES = [
+  { key: "vllm", label: "vLLM: all engine requests" },
+  { key: "app", label: "app: bot replies' prompt tokens" },
+];
+const BOT_HEADINGS = [
+  "Bot",
+  "Replies",
+  "Replies/s",
+  "Failed",
+  "Prompt tokens cached",
+  "TTFT p95",
+  "Response p50",
+  "Response p95",
+];
 const root = $("admin");
 let timer = null;
+let reportsAt = 0;
 
-const api = (path) => request(path, { token: sessionStorage.getItem(TOKEN_KEY) });
-
-function signIn(message) {
+function signInForm(message) {
   clearInterval(timer);
   root.replaceChildren();
-  const input = el("input", { id: "admin-token", type: "password", autocomplete: "off", required: true });
+  const input = el("input", {
+    id: "admin-token",
+    type: "password",
+    autocomplete: "off",
+    spellcheck: "false",
+    required: true,
+  });
   const error = el("p", { class: "error", role: "alert" }, message || "");
   const form = el(
     "form",
-    { class: "signin", "aria-labelledby": "signin-title" },
+    { class: "signin", "aria-labelledby": "signin-title", novalidate: true },
     el("h1", { id: "signin-title" }, "prefixdesk admin"),
+    el("p", { class: "hint" }, "Paste an admin's API token (pdk_…). This tab's console signs in with it too."),
     el("label", { for: "admin-token" }, "Admin API token"),
     input,
     el("button", { type: "submit" }, "Sign in"),
@@ -37,189 +70,236 @@ function signIn(message) {
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
     try {
-      const me = await api("/api/v1/me");
-      if (me.role !== "admin") throw new Error("this page needs an admin token");
-      dashboard(me);
+      dashboard(await signIn(input.value, { admin: true }));
     } catch (failure) {
-      sessionStorage.removeItem(TOKEN_KEY);
       error.textContent = failure.message;
+      input.select();
     }
   });
   root.append(form);
   input.focus();
 }
 
-function tile(id, label) {
-  const value = el("div", { class: "value", id }, "–");
-  const sub = el("div", { class: "sub", id: `${id}-sub` }, "");
-  return el("section", { class: "tile", "aria-label": label }, el("h2", {}, label), value, sub);
-}
-
-function chartBox(id, title) {
-  const svg = svgEl("svg", { id, viewBox: "0 0 400 160", role: "img", "aria-label": title });
-  return el("figure", { class: "chart" }, el("figcaption", {}, title), svg);
-}
+const section = (id, title, ...children) =>
+  el("section", { class: "group", "aria-labelledby": id }, el("h2", { id }, title), ...children);
 
 function dashboard(me) {
   root.replaceChildren();
   const windowSelect = el(
     "select",
     { id: "window", "aria-label": "Time window" },
-    WINDOWS.map(([seconds, label]) => el("option", { value: String(seconds) }, label)),
+    WINDOWS.map(([seconds, label]) => el("option", { value: String(seconds) }, label.replace(/^the last/, "Last"))),
   );
-  const signOut = el("button", { type: "button" }, "Sign out");
-  signOut.addEventListener("click", () => {
-    sessionStorage.removeItem(TOKEN_KEY);
-    signIn();
+  const signOutButton = el("button", { type: "button" }, "Sign out");
+  signOutButton.addEventListener("click", () => {
+    signOut();
+    signInForm("Signed out (here and in this tab's console).");
   });
-  const status = el("span", { id: "updated", class: "updated", "aria-live": "polite" }, "");
-  const headings = ["Bot", "Replies", "QPS", "Hit rate", "TTFT p95", "Total p50", "Total p95", "Errors"];
   root.append(
     el(
       "header",
       {},
       el("h1", {}, "prefixdesk admin"),
+      el("a", { href: "/console" }, "Console"),
       windowSelect,
-      status,
+      el("span", { id: "updated", class: "updated", "aria-live": "polite" }, ""),
       el("span", { class: "who" }, `${me.name} (admin)`),
-      signOut,
+      signOutButton,
     ),
-    el(
-      "div",
-      { class: "tiles" },
-      tile("qps", "QPS"),
-      tile("replies", "Replies"),
-      tile("total-p95", "Response time p95"),
-      tile("ttft-p95", "Time to first token p95"),
-      tile("reply-speed", "Reply speed"),
-      tile("hit-rate", "Prefix-cache hit rate"),
-      tile("kv-cache", "KV cache use"),
-      tile("queue", "Running / waiting"),
-      tile("active", "Active conversations"),
+    el("p", { id: "window-note", class: "hint" }, ""),
+    section(
+      "replies-title",
+      "Bot replies",
+      el(
+        "div",
+        { class: "tiles" },
+        tile("replies-per-s", "Replies/s"),
+        tile("replies", "Replies"),
+        tile("total-p95", "Response time p95"),
+        tile("ttft-p95", "Time to first token p95"),
+        tile("reply-speed", "Reply speed"),
+        tile("active", "Active conversations"),
+      ),
+    ),
+    section(
+      "cache-title",
+      "Prefix cache",
+      el(
+        "div",
+        { class: "tiles" },
+        tile("hit-rate", "Replies' prompt tokens cached"),
+        tile("vllm-hit-rate", "vLLM prefix-cache hit rate"),
+      ),
+      el(
+        "p",
+        { id: "hit-rates-explained", class: "hint" },
+        "Both count prompt tokens. The first is the app's: of the bot replies' prompt tokens, the share vLLM " +
+          "served from its prefix cache instead of computing them, which is what caching saves on each reply. " +
+          "The second is vLLM's own counter over every request its engines ran: the replies, and also the " +
+          "yes/no judges and the warm-up of each bot's prefix, so it differs by those.",
+      ),
+    ),
+    section(
+      "engine-title",
+      "Engine load",
+      el(
+        "div",
+        { class: "tiles" },
+        tile("kv-cache", "KV cache use"),
+        tile("queue", "Requests running / waiting"),
+        tile("drafts", "Draft tokens accepted"),
+      ),
     ),
     el(
       "div",
       { class: "charts" },
-      chartBox("chart-qps", "Replies per second"),
-      chartBox("chart-total", "Response time (ms)"),
-      chartBox("chart-ttft", "Time to first token (ms)"),
-      chartBox("chart-hit", "Cache hit rate (%)"),
+      chartFigure("chart-rate", "Replies/s", [{ key: "bar", label: "replies/s per bucket" }]),
+      chartFigure("chart-total", "Response time", QUANTILE_LINES),
+      chartFigure("chart-ttft", "Time to first token", QUANTILE_LINES),
+      chartFigure("chart-hit", "Prefix-cache hit rate", HIT_LINES),
     ),
-    el(
-      "section",
-      { "aria-labelledby": "bots-title" },
-      el("h2", { id: "bots-title" }, "Per bot"),
-      el("table", { id: "per-bot" }, el("thead", {}, row("th", headings)), el("tbody", {})),
+    section(
+      "bots-title",
+      "Per bot",
+      el("table", { id: "per-bot" }, el("thead", {}, row("th", BOT_HEADINGS)), el("tbody", {})),
     ),
+    supportSection(),
     repliesSection(),
   );
-  windowSelect.addEventListener("change", refresh);
+  windowSelect.addEventListener("change", () => {
+    reportsAt = 0;
+    refresh();
+  });
+  reportsAt = 0;
   refresh();
   timer = setInterval(refresh, POLL_MS);
 }
 
-// One line per entry of `lines` ({label, get(point)}) over `series`, on three grid lines.
-function drawChart(id, series, lines) {
-  const svg = $(id);
-  svg.replaceChildren();
-  const values = series.flatMap((p) => lines.map((line) => line.get(p)).filter((v) => v != null));
-  const max = Math.max(1e-9, ...values) * 1.1;
-  const x = (i) => 36 + (i / Math.max(1, series.length - 1)) * 356;
-  const y = (v) => 148 - (v / max) * 136;
-  for (const fraction of [0, 0.5, 1]) {
-    const level = (max * fraction) / 1.1;
-    svg.append(
-      svgEl("line", { x1: 36, x2: 392, y1: y(level), y2: y(level), class: "grid" }),
-      svgEl("text", { x: 2, y: y(level) + 4 }, level.toFixed(max < 10 ? 2 : 0)),
-    );
-  }
-  lines.forEach((line, index) => {
-    const points = series.map((p, i) => [x(i), line.get(p)]).filter(([, v]) => v != null);
-    if (!points.length) return;
-    const color = COLORS[index % COLORS.length];
-    svg.append(
-      svgEl("polyline", {
-        points: points.map(([px, v]) => `${px},${y(v)}`).join(" "),
-        stroke: color,
-        class: "series",
-      }),
-      svgEl("text", { x: 300 - index * 50, y: 12, fill: color }, line.label),
-    );
+function showMetrics(data, windowName) {
+  const t = data.totals;
+  const e = data.engine;
+  const now = data.engine_now;
+  setTile("replies-per-s", fmt.rate(t.replies_per_s), `bot replies finished per second, over ${windowName}`);
+  setTile("replies", fmt.num(t.replies), `finished in ${windowName} · ${t.errors} failed`);
+  setTile(
+    "total-p95",
+    fmt.ms(t.total_ms.p95),
+    `p50 ${fmt.ms(t.total_ms.p50)} · p99 ${fmt.ms(t.total_ms.p99)} · request to last token`,
+  );
+  setTile(
+    "ttft-p95",
+    fmt.ms(t.ttft_ms.p95),
+    `p50 ${fmt.ms(t.ttft_ms.p50)} · p99 ${fmt.ms(t.ttft_ms.p99)} · request to first token`,
+  );
+  setTile(
+    "reply-speed",
+    t.reply_tokens_per_s == null ? "–" : `${t.reply_tokens_per_s} tokens/s`,
+    "per reply, after its first token",
+  );
+  setTile("active", fmt.num(data.active_conversations), `with a bot or agent reply in ${windowName}`);
+  setTile(
+    "hit-rate",
+    fmt.pct(t.hit_rate),
+    `${t.cached_tokens} of ${t.prompt_tokens} prompt tokens of the bot's replies`,
+  );
+  setTile(
+    "vllm-hit-rate",
+    fmt.pct(e.hit_rate),
+    `${e.prefix_cache_hits} of ${e.prefix_cache_queries} tokens looked up, all engine requests`,
+  );
+  setTile(
+    "kv-cache",
+    fmt.pct(e.kv_cache_usage_mean),
+    `mean over ${windowName} · now ${fmt.pct(now.kv_cache_usage)} (${now.processes} engine process(es))`,
+  );
+  setTile(
+    "queue",
+    e.running_mean == null ? "–" : `${e.running_mean} / ${e.waiting_mean}`,
+    `mean per engine · now ${now.running} / ${now.waiting}`,
+  );
+  setTile(
+    "drafts",
+    fmt.pct(e.draft_acceptance_rate),
+    e.draft_tokens
+      ? `${e.accepted_tokens} of ${e.draft_tokens} speculative drafts kept`
+      : "no drafts: speculative decoding off or idle",
+  );
+  const span = { from: data.now - data.window_s, to: data.now, step: data.step_s, series: data.series };
+  const quantiles = (key) => QUANTILE_LINES.map(({ key: q }) => ({ key: q, get: (p) => p[key][q] }));
+  drawChart("chart-rate", { ...span, bars: { get: (p) => p.replies_per_s }, format: (v) => fmt.rate(v) });
+  drawChart("chart-total", { ...span, lines: quantiles("total_ms"), format: fmt.ms });
+  drawChart("chart-ttft", { ...span, lines: quantiles("ttft_ms"), format: fmt.ms });
+  const pct = (v) => (v == null ? null : v * 100);
+  drawChart("chart-hit", {
+    ...span,
+    lines: [
+      { key: "vllm", get: (p) => pct(p.engine.hit_rate) },
+      { key: "app", get: (p) => pct(p.hit_rate) },
+    ],
+    format: (v) => `${Math.round(v)}%`,
   });
-}
-
-function set(id, value, sub) {
-  $(id).textContent = value;
-  if (sub !== undefined) $(`${id}-sub`).textContent = sub;
+  const bots = Object.entries(data.per_bot);
+  $("per-bot")
+    .querySelector("tbody")
+    .replaceChildren(
+      ...(bots.length
+        ? bots.map(([bot, b]) =>
+            row("td", [
+              bot,
+              fmt.num(b.replies),
+              fmt.rate(b.replies_per_s),
+              fmt.num(b.errors),
+              fmt.pct(b.hit_rate),
+              fmt.ms(b.ttft_ms.p95),
+              fmt.ms(b.total_ms.p50),
+              fmt.ms(b.total_ms.p95),
+            ]),
+          )
+        : [el("tr", {}, el("td", { colspan: BOT_HEADINGS.length }, "No bot replies in this window"))]),
+    );
 }
 
 async function refresh() {
-  const seconds = $("window").value;
-  let data;
-  let replies;
+  const seconds = Number($("window").value);
+  const windowName = WINDOWS.find(([s]) => s === seconds)[1];
+  const withReports = Date.now() - reportsAt >= REPORTS_EVERY_MS;
   try {
-    [data, replies] = await Promise.all([
-      api(`/api/v1/admin/metrics?window=${seconds}`),
-      api(repliesPath(seconds)),
+    const [data, report, replies] = await Promise.all([
+      request(`/api/v1/admin/metrics?window=${seconds}`),
+      withReports ? request(reportPath(seconds)) : null,
+      withReports ? request(reportPath(seconds, "/replies")) : null,
     ]);
+    showMetrics(data, windowName);
+    if (withReports) {
+      reportsAt = Date.now();
+      showSupport(report);
+      showReplies(replies);
+    }
+    $("window-note").textContent =
+      `Every figure below covers ${windowName}, except the engines' "now" figures.`;
+    $("updated").textContent = `updated ${clock(data.now, { seconds: true })} · ${data.step_s} s buckets`;
   } catch (failure) {
-    if (/token|admin/.test(failure.message)) return signIn(failure.message);
+    if (failure.status === 401 || failure.status === 403) {
+      if (failure.status === 401) signOut(); // revoked: the console's sign-in is gone as well
+      signInForm(failure.message);
+      return;
+    }
     $("updated").textContent = `not updated: ${failure.message}`;
-    return;
   }
-  const t = data.totals;
-  const e = data.engine;
-  const lastMinute = data.series.slice(-Math.max(1, Math.round(60 / data.step_s)));
-  const recentQps = lastMinute.reduce((sum, p) => sum + p.replies, 0) / (lastMinute.length * data.step_s);
-  set("qps", fmt.qps(t.qps), `window average · last minute ${fmt.qps(recentQps)}`);
-  set("replies", fmt.num(t.replies), `${t.errors} failed`);
-  set("total-p95", fmt.ms(t.total_ms.p95), `p50 ${fmt.ms(t.total_ms.p50)} · p99 ${fmt.ms(t.total_ms.p99)}`);
-  set("ttft-p95", fmt.ms(t.ttft_ms.p95), `p50 ${fmt.ms(t.ttft_ms.p50)} · p99 ${fmt.ms(t.ttft_ms.p99)}`);
-  set(
-    "reply-speed",
-    t.reply_tokens_per_s == null ? "–" : `${t.reply_tokens_per_s} tokens/s`,
-    e.draft_tokens
-      ? `after the first token · drafts accepted ${fmt.pct(e.draft_acceptance_rate)}`
-      : "after the first token · speculative decoding off",
-  );
-  set(
-    "hit-rate",
-    fmt.pct(t.hit_rate),
-    `${t.cached_tokens} of ${t.prompt_tokens} prompt tokens · vLLM since start: ${fmt.pct(e.vllm_hit_rate)}`,
-  );
-  set("kv-cache", fmt.pct(e.kv_cache_usage), `${e.processes} engine process(es)`);
-  set("queue", `${e.running} / ${e.waiting}`, "requests in the engine");
-  set("active", fmt.num(data.active_conversations), "with a message in 15 min");
-  const series = data.series;
-  const quantiles = (key) => ["p50", "p95", "p99"].map((q) => ({ label: q, get: (p) => p[key][q] }));
-  drawChart("chart-qps", series, [{ label: "QPS", get: (p) => p.qps }]);
-  drawChart("chart-total", series, quantiles("total_ms"));
-  drawChart("chart-ttft", series, quantiles("ttft_ms"));
-  drawChart("chart-hit", series, [{ label: "hit %", get: (p) => (p.hit_rate == null ? null : p.hit_rate * 100) }]);
-  $("per-bot").querySelector("tbody").replaceChildren(
-    ...Object.entries(data.per_bot).map(([bot, b]) =>
-      row("td", [
-        bot,
-        fmt.num(b.replies),
-        fmt.qps(b.qps),
-        fmt.pct(b.hit_rate),
-        fmt.ms(b.ttft_ms.p95),
-        fmt.ms(b.total_ms.p50),
-        fmt.ms(b.total_ms.p95),
-        fmt.num(b.errors),
-      ]),
-    ),
-  );
-  showReplies(replies);
-  $("updated").textContent = `updated ${new Date(data.now * 1000).toLocaleTimeString()} · ${data.step_s}s buckets`;
 }
 
-if (sessionStorage.getItem(TOKEN_KEY)) {
-  api("/api/v1/me")
-    .then((me) => (me.role === "admin" ? dashboard(me) : signIn("this page needs an admin token")))
-    .catch((failure) => signIn(failure.message));
+if (savedToken()) {
+  request("/api/v1/me")
+    .then((me) =>
+      me.role === "admin"
+        ? dashboard(me)
+        : signInForm(`${me.name} is an agent: this page needs an admin's API token.`),
+    )
+    .catch((failure) => {
+      if (failure.status === 401) signOut();
+      signInForm(failure.message);
+    });
 } else {
-  signIn();
+  signInForm();
 }

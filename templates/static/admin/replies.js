@@ -28,12 +28,6 @@ export function repliesSection() {
   );
 }
 
-// The figures' path for the last `seconds`.
-export function repliesPath(seconds) {
-  const since = new Date(Date.now() - seconds * 1000).toISOString();
-  return `/api/v1/reports/replies?from=${encodeURIComponent(since)}`;
-}
-
 const cells = (name, counts) => [
   name,
   fmt.num(counts.replies),
