@@ -11,6 +11,10 @@
    * data-lang    "en" or "zh" for the widget's own labels (optional; defaults to the page's lang)
    * data-color   the accent colour (optional)
    *
+   * A page on another origin than the server's needs that origin (scheme://host:port, exactly)
+   * allowed: PREFIXDESK_WIDGET_ORIGINS, or POST /api/v1/admin/widget-origins (no restart). If it
+   * is not, the widget says so and writes the setting to add to the console.
+   *
    * Everything renders inside a shadow root, so the page's CSS cannot reach it. Text from the
    * server or the customer only ever goes into the DOM through textContent / text nodes.
    *
