@@ -5,9 +5,12 @@ import uuid
 
 import pytest
 from pydantic import ValidationError
+from sqlalchemy import delete
 
 from backend.agents.models import AgentRole
 from backend.config import Settings
+from backend.embedding.models import WidgetOrigin
+from backend.embedding.origins import AllowedOrigins
 from tests.support import make_agent, running_app
 
 # Each run its own shop: the HTTP tier commits to the session's database.
@@ -105,3 +108,21 @@ def test_the_setting_refuses_what_is_not_an_origin():
         Settings(widget_origins=["shop.example.com"])
     settings = Settings(widget_origins=["https://Shop.example.com:443/", "http://localhost:8080"])
     assert settings.widget_origins == ["https://shop.example.com", "http://localhost:8080"]
+
+
+async def test_without_redis_a_process_caches_the_list_briefly_and_drops_it_on_a_change(services):
+    now = [0.0]
+    origins = AllowedOrigins(
+        ["https://shop.example.com"], services.sessions, None, key_prefix="", ttl_s=5, clock=lambda: now[0]
+    )
+    assert await origins.allows("https://shop.example.com") and not await origins.allows(SHOP)
+    assert not await origins.allows("null") and not await origins.allows(None)
+    async with services.new_work() as work:
+        work.db.add(WidgetOrigin(origin=SHOP))
+    assert not await origins.allows(SHOP)  # the list read a moment ago
+    now[0] += 6
+    assert await origins.allows(SHOP)  # read again once it is older than the cache's lifetime
+    async with services.new_work() as work:
+        await work.db.execute(delete(WidgetOrigin).where(WidgetOrigin.origin == SHOP))
+    await origins.changed()  # what the admin API does after its commit
+    assert not await origins.allows(SHOP)
