@@ -4,7 +4,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.middleware.cors import CORSMiddleware
 
 from backend.admin import audit_routes, erasure_routes
 from backend.admin import routes as admin
@@ -15,6 +14,8 @@ from backend.api.limits import BodySizeLimit
 from backend.api.security import SecurityHeaders
 from backend.config import Settings, get_settings
 from backend.conversations import routes as widget
+from backend.embedding import routes as widget_origins
+from backend.embedding.cors import WidgetCors
 from backend.engine.interface import Engine
 from backend.inbox import routes as inbox
 from backend.metrics import routes as metrics
@@ -48,14 +49,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(HttpMetrics)
     app.add_middleware(SecurityHeaders)
-    if settings.widget_origins:
-        # Shops on other origins embed the widget; it sends the customer token as a header.
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.widget_origins,
-            allow_methods=["GET", "POST"],
-            allow_headers=["authorization", "content-type"],
-        )
+    # Shops on other origins embed the widget; it sends the customer token as a header.
+    app.add_middleware(WidgetCors)
     app.include_router(widget_script.router)  # before the mount, which would shadow it
     app.mount("/static", pages.static_files(), name="static")
     for router in (
@@ -71,6 +66,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         admin.router,
         erasure_routes.router,
         audit_routes.router,
+        widget_origins.router,
     ):
         app.include_router(router)
     install_error_handlers(app)

@@ -1,6 +1,7 @@
 """All settings, read once from the environment (and `.env`)."""
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -10,6 +11,25 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEVELOPMENT_SECRET_KEY = "development-only-secret"  # noqa: S105 (refused in production)
+WIDGET_ORIGINS_SETTING = "PREFIXDESK_WIDGET_ORIGINS"
+_ORIGIN = re.compile(
+    r"(?P<scheme>https?)://(?P<host>\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?/?", re.IGNORECASE
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origin(value: str) -> str:
+    """An origin as browsers send it (`scheme://host[:port]`, lower case, no default port), or a
+    ValueError that says how to write one. Embedding pages are matched on it exactly."""
+    match = _ORIGIN.fullmatch(value.strip())
+    port = int(match["port"]) if match and match["port"] else None
+    if not match or (port is not None and not 0 < port < 65536):
+        raise ValueError(
+            f"{value[:100]!r} is not an origin: write scheme://host:port, e.g. https://shop.example.com:8443 "
+            "(no path; the port may be left out when it is the scheme's default)"
+        )
+    scheme, host = match["scheme"].lower(), match["host"].lower()
+    return f"{scheme}://{host}" if port in (None, _DEFAULT_PORTS[scheme]) else f"{scheme}://{host}:{port}"
 
 
 class Settings(BaseSettings):
@@ -96,8 +116,10 @@ class Settings(BaseSettings):
     # are accepted only unsigned, as unverified. Never sent to a browser.
     identity_secret: SecretStr | None = None
 
-    # Origins (e.g. https://shop.example.com) allowed to embed the widget; its own is always allowed.
+    # Origins (scheme://host:port, e.g. https://shop.example.com:8443) allowed to embed the widget
+    # from another origin; admins add more at run time (embedding/, the `widget_origins` table).
     widget_origins: list[str] = []
+    widget_origins_cache_s: float = 5.0  # how long processes reuse the list admins keep
 
     # Abuse limits (429 with Retry-After beyond them).
     rate_limit_messages_per_conversation: int = 20  # per minute
@@ -145,6 +167,14 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
         return [url.strip().rstrip("/") for url in value if url.strip()]
+
+    @field_validator("widget_origins")
+    @classmethod
+    def _widget_origins(cls, origins: list[str]) -> list[str]:
+        try:
+            return list(dict.fromkeys(normalize_origin(origin) for origin in origins))
+        except ValueError as error:
+            raise ValueError(f"{WIDGET_ORIGINS_SETTING}: {error}") from None
 
     @field_validator("block_size")
     @classmethod

@@ -3,6 +3,7 @@
 from backend.agents.models import Agent, ApiToken, AuditEntry, CannedResponse
 from backend.conversations.models import Conversation, ConversationRating, Message, Note
 from backend.db import Base
+from backend.embedding.models import WidgetOrigin
 from backend.outbox.models import Webhook, WebhookDelivery
 from backend.prompting.models import Bot, PromptVersion
 
@@ -20,4 +21,5 @@ __all__ = [
     "PromptVersion",
     "Webhook",
     "WebhookDelivery",
+    "WidgetOrigin",
 ]

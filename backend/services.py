@@ -29,6 +29,7 @@ from backend.conversations.reply_checks import answered_the_question, figures_in
 from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
 from backend.conversations.turn import ChatTurns, TurnLimits
 from backend.db import create_db_engine, create_session_factory
+from backend.embedding.origins import AllowedOrigins
 from backend.engine.factory import start_engine
 from backend.engine.interface import Engine
 from backend.engine.live import LiveEngine
@@ -71,6 +72,7 @@ class Services:
     erasures: Erasures
     reloads: PromptReloads
     webhooks: WebhookWorker
+    origins: AllowedOrigins
     background: list[asyncio.Task[None]] = field(default_factory=list)
 
     def new_work(self) -> AbstractAsyncContextManager[UnitOfWork]:
@@ -93,6 +95,7 @@ class Services:
             (InboxService, self.inbox),
             (Erasures, self.erasures),
             (PromptReloads, self.reloads),
+            (AllowedOrigins, self.origins),
         ):
             registry.add(kind, instance)
         return registry
@@ -232,5 +235,12 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
             max_attempts=settings.webhook_max_attempts,
             backoff_base_s=settings.webhook_backoff_base_s,
             poll_interval_s=settings.webhook_poll_interval_s,
+        ),
+        origins=AllowedOrigins(
+            settings.widget_origins,
+            sessions,
+            redis,
+            key_prefix=prefix,
+            ttl_s=settings.widget_origins_cache_s,
         ),
     )

@@ -39,7 +39,8 @@ def append_message(
     )
 
 
-def message_event(message: Message) -> Event:
+def message_event(message: Message, *, author_name: str | None = None) -> Event:
+    """`message.created`; an agent's message carries the agent's name, shown to the customer."""
     return Event(
         MESSAGE_CREATED,
         message.conversation_id,
@@ -50,6 +51,7 @@ def message_event(message: Message) -> Event:
             "text": message.text,
             "status": message.status.value,
             "author_agent_id": message.author_agent_id,
+            "author_name": author_name,
             "doubt": message.doubt,
         },
     )

@@ -1,8 +1,11 @@
 """Queries over conversations and messages. Callers own the transaction: this reads, adds, marks."""
 
+from collections.abc import Iterable
+
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.agents.models import Agent
 from backend.conversations.models import Conversation, Message, MessageRole, MessageStatus
 from backend.errors import NotFound
 
@@ -28,6 +31,15 @@ async def list_messages(db: AsyncSession, conversation_id: str) -> list[Message]
         select(Message).where(Message.conversation_id == conversation_id).order_by(Message.seq)
     )
     return list(result)
+
+
+async def author_names(db: AsyncSession, messages: Iterable[Message]) -> dict[int, str]:
+    """The names of the agents who wrote these messages, by agent id."""
+    ids = {m.author_agent_id for m in messages if m.author_agent_id is not None}
+    if not ids:
+        return {}
+    rows = await db.execute(select(Agent.id, Agent.name).where(Agent.id.in_(ids)))
+    return {agent_id: name for agent_id, name in rows.tuples()}
 
 
 async def list_message_token_ids(db: AsyncSession, conversation_id: str) -> list[list[int]]:

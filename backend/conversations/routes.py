@@ -3,17 +3,19 @@ rate the bot's replies and the resolved conversation, follow an agent's replies 
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Request, status
+from fastapi import APIRouter, Depends, Header, Request, Response, status
 from sse_starlette import EventSourceResponse
 
 from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
 from backend.api.inputs import ConversationId, JsonRoute, RowIdPath
 from backend.api.rate_limits import RateLimits
+from backend.config import Settings
 from backend.conversations.customers import CustomerConversations
 from backend.conversations.feedback import rate_reply
 from backend.conversations.models import Conversation, MessageRole
 from backend.conversations.ratings import rate_conversation, rating_of
+from backend.conversations.repository import author_names
 from backend.conversations.schemas import (
     ConversationStarted,
     FeedbackIn,
@@ -25,8 +27,10 @@ from backend.conversations.schemas import (
     RatingState,
     SendMessage,
     StartConversation,
+    WidgetConfig,
 )
 from backend.conversations.turn import ChatTurns
+from backend.embedding.origins import AllowedOrigins
 from backend.errors import Unauthorized
 from backend.events.bus import MESSAGE_CREATED, STATUS_CHANGED, Event, EventBus
 
@@ -61,6 +65,25 @@ async def customer_conversation(
 
 
 CustomerConversation = Annotated[Conversation, Depends(customer_conversation)]
+
+
+@router.get("/config", responses=error_responses(429))
+async def widget_config(
+    request: Request,
+    response: Response,
+    settings: Annotated[Settings, Depends(provided(Settings))],
+    origins: Annotated[AllowedOrigins, Depends(provided(AllowedOrigins))],
+) -> WidgetConfig:
+    """The widget's limits, and whether the calling page's origin may use the widget API. Any
+    origin may read this, so that a widget on a page that is not allowed can say so."""
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    origin = request.headers.get("origin")
+    allowed = origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
+    return WidgetConfig(
+        max_message_chars=settings.max_message_chars,
+        origin=origin,
+        origin_allowed=allowed or await origins.allows(origin),
+    )
 
 
 @router.post("/conversations", status_code=status.HTTP_201_CREATED, responses=ERRORS)
@@ -107,12 +130,13 @@ async def send_message(
 async def history(conversation: CustomerConversation, customers: Customers, work: Work) -> History:
     """The conversation so far: the greeting, then every message with its status and timings."""
     greeting, messages = await customers.history(work, conversation)
+    names = await author_names(work.db, messages)
     return History(
         conversation_id=conversation.id,
         bot=conversation.bot.slug,
         status=conversation.status.value,
         greeting=greeting,
-        messages=[MessageOut.model_validate(m) for m in messages],
+        messages=[MessageOut.of(m, names) for m in messages],
     )
 
 

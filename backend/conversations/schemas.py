@@ -1,12 +1,14 @@
 """Request and response bodies of the widget API."""
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
 
 from backend.api.inputs import StorableText, storable
-from backend.conversations.models import ReplyFeedback
+from backend.config import WIDGET_ORIGINS_SETTING
+from backend.conversations.models import Message, ReplyFeedback
 from backend.conversations.ratings import MAX_COMMENT_CHARS, MAX_SCORE, MIN_SCORE
 
 MAX_CONTEXT_KEYS = 20
@@ -90,6 +92,7 @@ class MessageOut(BaseModel):
     role: str
     status: str
     author_agent_id: int | None = None
+    author_name: str | None = Field(default=None, description="The agent's name, on an agent's message.")
     text: str
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
@@ -107,6 +110,14 @@ class MessageOut(BaseModel):
     created_at: datetime
 
     model_config = {"from_attributes": True}
+
+    @classmethod
+    def of(cls, message: Message, author_names: Mapping[int, str]) -> "MessageOut":
+        """The message, with its agent's name (`author_names`: agent id to name)."""
+        out = cls.model_validate(message)
+        if message.author_agent_id is not None:
+            out.author_name = author_names.get(message.author_agent_id)
+        return out
 
 
 class FeedbackIn(BaseModel):
@@ -150,3 +161,18 @@ class RatingState(BaseModel):
     status: str = Field(description="The conversation's status; only a `resolved` one can be rated.")
     language: str = Field(description="The bot's language, for the widget's rating prompt.")
     rating: RatingOut | None = Field(description="The customer's rating; null if not rated yet.")
+
+
+class WidgetConfig(BaseModel):
+    """What the widget needs before it starts: its limits, and whether the page's origin may use it."""
+
+    max_message_chars: int = Field(description="Longer messages are refused with a 413.")
+    origin: str | None = Field(
+        description="The calling page's origin (its Origin header); null if same-origin."
+    )
+    origin_allowed: bool = Field(
+        description=f"Whether that origin may call the widget API (see {WIDGET_ORIGINS_SETTING})."
+    )
+    origins_setting: str = Field(
+        default=WIDGET_ORIGINS_SETTING, description="Where allowed origins are listed."
+    )

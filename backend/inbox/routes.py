@@ -10,6 +10,7 @@ from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
 from backend.api.inputs import ConversationId, JsonRoute, Page, RowIdQuery, StorableText
 from backend.conversations.models import Conversation, ConversationStatus, Message
+from backend.conversations.repository import author_names
 from backend.conversations.schemas import CustomerOut, MessageOut
 from backend.events.bus import EVENT_TYPES, EventBus
 from backend.inbox.repository import ConversationFilter
@@ -102,6 +103,7 @@ async def transcript(
 ) -> Transcript:
     """The whole conversation: each message with its timings and cached tokens, and the private notes."""
     conversation, messages, notes, greeting = await inbox.transcript(work, conversation_id)
+    names = await author_names(work.db, messages)
     return Transcript(
         **_identity(conversation),
         context=conversation.context,
@@ -110,7 +112,7 @@ async def transcript(
         handed_off_at=conversation.handed_off_at,
         first_human_reply_at=conversation.first_human_reply_at,
         resolved_at=conversation.resolved_at,
-        messages=[MessageOut.model_validate(m) for m in messages],
+        messages=[MessageOut.of(m, names) for m in messages],
         notes=[NoteOut.model_validate(n) for n in notes],
     )
 
@@ -121,7 +123,7 @@ async def reply(
 ) -> MessageOut:
     """Reply to the customer (takes the conversation over if the bot had it). `/shortcode` sends a
     canned response."""
-    return MessageOut.model_validate(await inbox.reply(work, conversation_id, agent, body.text))
+    return MessageOut.of(await inbox.reply(work, conversation_id, agent, body.text), {agent.id: agent.name})
 
 
 @router.post("/{conversation_id}/notes", status_code=status.HTTP_201_CREATED, responses=ERRORS)

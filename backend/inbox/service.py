@@ -99,7 +99,7 @@ class InboxService:
         work.db.add(message)
         lifecycle.record_human_reply(conversation)
         await work.db.flush()
-        work.emit(message_event(message))
+        work.emit(message_event(message, author_name=agent.name))
         session = Session([*history, *reply_ids], message.seq, text)
 
         async def remember() -> None:

@@ -2,9 +2,15 @@
 
   function ensureConversation() {
     if (!state.starting) {
-      const saved = storage.load();
-      state.starting = (saved ? restore(saved) : startNew()).catch((error) => {
+      state.starting = (async () => {
+        await loadConfig();
+        const saved = storage.load();
+        await (saved ? restore(saved) : startNew());
+        setConnection("online");
+        clearErrors();
+      })().catch((error) => {
         state.starting = null; // the next attempt starts over
+        showStartError(error);
         throw error;
       });
     }
@@ -21,14 +27,11 @@
       });
       state.conversation = { conversation_id: started.conversation_id, customer_token: started.customer_token };
       storage.save({ ...state.conversation, greeting: started.greeting });
-      typing.remove();
       addMessage("assistant", started.greeting);
       applyStatus("bot", null, { quiet: true });
       listen();
-    } catch (error) {
+    } finally {
       typing.remove();
-      showStartError(error);
-      throw error;
     }
   }
 
@@ -45,16 +48,34 @@
         return startNew();
       }
       state.conversation = null;
-      showStartError(error);
       throw error;
     }
     renderHistory(history);
     listen();
   }
 
+  // A request got no answer: the server is out of reach, or it refuses this page's origin now.
+  async function diagnose() {
+    state.config = null;
+    try {
+      await loadConfig();
+      setConnection("online"); // it answers again: that request was lost on the way
+    } catch (error) {
+      if (error instanceof NotAllowedError) {
+        setConnection("not-allowed");
+        return T.notAllowed;
+      }
+      setConnection("offline");
+    }
+    return T.offline;
+  }
+
+  // One message for why the chat cannot start, replacing any before it; the header agrees.
   function showStartError(error) {
-    const detail = error instanceof HttpError ? error.message : T.offline;
-    addError(`${T.startFailed} ${detail}`, {
+    if (error instanceof NotAllowedError) setConnection("not-allowed");
+    else setConnection(error instanceof HttpError ? "unavailable" : "offline");
+    const text = error instanceof NotAllowedError ? T.notAllowed : `${T.startFailed} ${explain(error)}`;
+    addError(text, {
       label: T.retry,
       run: (event) => {
         event.currentTarget.closest(".error").remove();
@@ -74,7 +95,7 @@
       } else if (message.role === "assistant" && message.status === "failed") {
         append(el("p", { className: "failed", text: T.replyFailed }));
       } else if (message.role === "user" || message.status === "complete" || tidy(message.text)) {
-        const bubble = addMessage(message.role, message.text, { id: message.id });
+        const bubble = addMessage(message.role, message.text, { id: message.id, author: message.author_name });
         if (message.role === "assistant" && message.status === "complete") {
           addFeedback(bubble, message.id, message.feedback);
         }

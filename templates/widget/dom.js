@@ -44,10 +44,18 @@
   }
 
   function showReplyText(node, text) {
+    node.classList.remove("streaming");
     const visible = tidy(text);
     node.classList.toggle("empty", !visible);
     if (visible) setLinkedText(node, visible);
     else node.textContent = T.emptyReply;
+  }
+
+  // Part of a reply, as it streams in: plain text in the reply's own style.
+  function showStreamingText(node, text) {
+    node.classList.add("streaming");
+    node.classList.remove("empty");
+    node.textContent = tidy(text);
   }
 
   const URL_PATTERN = /\bhttps?:\/\/[^\s<>"']+/g;

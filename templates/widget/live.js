@@ -20,11 +20,13 @@
           if (!response.ok) throw await httpError(response);
           connections += 1;
           host.dataset.live = "connected";
+          if (state.connection === "offline") setConnection("online");
           // Anything said while the stream was down is in the history.
           if (connections > 1) catchUp(conversation).catch(() => {});
           await readEvents(response, handleLiveEvent);
-        } catch {
+        } catch (error) {
           if (controller.signal.aborted) return;
+          if (!(error instanceof HttpError)) setConnection("offline"); // the server did not answer
         }
         host.dataset.live = "reconnecting";
         delay = Date.now() - openedAt > 10000 ? 1000 : Math.min(delay * 2, 30000);
@@ -37,7 +39,7 @@
     const data = (event && event.data) || {};
     if (type === "message.created" && data.role === "agent") {
       if (state.shownMessageIds.has(data.message_id)) return;
-      addMessage("agent", data.text || "", { id: data.message_id });
+      addMessage("agent", data.text || "", { id: data.message_id, author: data.author_name });
       state.toldWaiting = false;
       if (panel.hidden) setUnread(state.unread + 1);
     } else if (type === "conversation.status_changed" && typeof data.status === "string") {
@@ -50,7 +52,7 @@
     const history = await requestJson(conversationUrl("/messages"), { headers: authHeaders() });
     for (const message of history.messages) {
       if (message.role === "agent" && !state.shownMessageIds.has(message.id)) {
-        addMessage("agent", message.text, { id: message.id });
+        addMessage("agent", message.text, { id: message.id, author: message.author_name });
       }
     }
     if (history.status !== state.status) applyStatus(history.status);

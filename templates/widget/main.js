@@ -59,7 +59,10 @@
       send();
     }
   });
-  input.addEventListener("input", autosize);
+  input.addEventListener("input", () => {
+    autosize();
+    updateCounter();
+  });
   composer.addEventListener("submit", (event) => {
     event.preventDefault();
     send();

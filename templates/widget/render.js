@@ -11,18 +11,22 @@
     return node;
   }
 
+  const NEAR_THE_LIMIT = 0.9; // the counter warns from this share of the message size limit on
+
   const ROLE_CLASSES = { user: "user", assistant: "bot", agent: "agent" };
 
-  // A message bubble; returns it with `.body`, the node its text goes in.
-  function addMessage(role, text, { id = null, scroll = false } = {}) {
+  // A message bubble; returns it with `.body`, the node its text goes in. `author`: an agent's
+  // name; `streaming`: a reply whose text is still coming (shown as text, with a caret).
+  function addMessage(role, text, { id = null, scroll = false, author = null, streaming = false } = {}) {
     const bubble = el("div", { className: `msg ${ROLE_CLASSES[role]}`, "data-role": role });
     if (role === "agent") {
-      bubble.append(el("span", { className: "sender", text: T.team }));
+      bubble.append(el("span", { className: "sender", text: author ? `${author} · ${T.team}` : T.team }));
     } else {
       bubble.append(el("span", { className: "sr-only", text: `${role === "user" ? T.you : T.assistant}: ` }));
     }
     const body = el("span", { className: "text" });
     if (role === "user") body.textContent = text;
+    else if (streaming) showStreamingText(body, text);
     else showReplyText(body, text);
     bubble.append(body);
     bubble.body = body;
@@ -37,10 +41,17 @@
     return append(el("p", { className: "notice", text }), { scroll: true });
   }
 
+  // One error at a time: a new one replaces the one showing, wherever it was.
   function addError(text, action) {
+    clearErrors();
     const box = el("div", { className: "error", role: "alert" }, [el("span", { text })]);
     if (action) box.append(actionButton(action));
     return append(box, { scroll: true });
+  }
+
+  function clearErrors() {
+    for (const box of log.querySelectorAll(".error")) box.remove();
+    clearComposerError();
   }
 
   function actionButton({ label, run }) {
@@ -62,6 +73,7 @@
   }
 
   function showComposerError(text, action) {
+    clearErrors();
     composerError.textContent = text;
     if (action) composerError.append(actionButton(action));
     composerError.hidden = false;
@@ -86,10 +98,27 @@
     launcher.setAttribute("aria-label", count ? `${T.openChat} (${T.newMessages(count)})` : T.openChat);
   }
 
+  // The header says what is true now: not "replies instantly" while the chat cannot be used.
   function updateSubtitle() {
+    const problems = {
+      connecting: T.connectingSubtitle,
+      offline: T.offlineSubtitle,
+      unavailable: T.unavailableSubtitle,
+      "not-allowed": T.notAllowedSubtitle,
+    };
     const subtitles = { open: T.teamSubtitle, resolved: T.resolvedSubtitle };
-    subtitle.dataset.status = state.status;
-    subtitle.textContent = subtitles[state.status] || T.assistantSubtitle;
+    const problem = problems[state.connection];
+    subtitle.dataset.status = problem ? state.connection : state.status;
+    subtitle.textContent = problem || subtitles[state.status] || T.assistantSubtitle;
+  }
+
+  // "connecting" (nothing heard yet), "online", "offline" (the server did not answer),
+  // "unavailable" (it answered, but the chat could not start) or "not-allowed" (the server
+  // refuses this page's origin).
+  function setConnection(connection) {
+    state.connection = connection;
+    host.dataset.connection = connection;
+    updateSubtitle();
   }
 
   // A status from the server; notices only for changes the customer hasn't seen yet.
@@ -110,4 +139,18 @@
     } else if (status === "resolved" && before.status !== "resolved") {
       addNotice(T.resolved);
     }
+  }
+
+  // Under the box: "count / limit"; near the limit, how many are left; over it, how many too many.
+  function updateCounter() {
+    if (state.limit == null) return;
+    const count = [...input.value.trim()].length; // code points, as the server counts
+    const left = state.limit - count;
+    const level = left < 0 ? "over" : count >= state.limit * NEAR_THE_LIMIT ? "near" : "ok";
+    let text = T.counter(count, state.limit);
+    if (level === "near") text += ` · ${T.charactersLeft(left)}`;
+    if (level === "over") text += ` · ${T.charactersOver(-left)}`;
+    counter.textContent = text;
+    counter.dataset.level = level;
+    counter.hidden = false;
   }

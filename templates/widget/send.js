@@ -3,6 +3,11 @@
   async function send() {
     const text = input.value.trim();
     if (!text || state.busy) return;
+    const count = [...text].length;
+    if (state.limit != null && count > state.limit) {
+      showComposerError(T.tooLong(count, state.limit)); // not sent: the text stays to be shortened
+      return;
+    }
     clearComposerError();
     setBusy(true);
     try {
@@ -14,6 +19,7 @@
     const userBubble = addMessage("user", text, { scroll: true });
     input.value = "";
     autosize();
+    updateCounter();
     // With a person handling the conversation, nobody types right away.
     let typing = state.status === "open" ? null : showTyping();
     let reply = null;
@@ -24,6 +30,7 @@
       userBubble.remove();
       if (!input.value) input.value = text;
       autosize();
+      updateCounter();
     };
     const stopTyping = () => {
       if (typing) typing.remove();
@@ -42,21 +49,21 @@
       } catch {
         stopTyping();
         restoreDraft();
-        showComposerError(T.offline);
+        showComposerError(await diagnose());
         return;
       }
+      if (state.connection !== "online") setConnection("online");
       if (!response.ok) {
         const error = await httpError(response);
         stopTyping();
         restoreDraft(); // not stored: the customer can send it again
-        if (error.code === "context_window_full" || [401, 403, 404].includes(error.status)) {
-          showComposerError(error.status === 409 ? error.message : T.gone, {
-            label: T.newConversation,
-            run: startOver,
-          });
-        } else {
-          showComposerError(error.message);
+        if (error.status === 413) {
+          state.config = null; // the limit may have changed since the page loaded: ask again
+          await loadConfig().catch(() => {});
         }
+        const cannotGoOn = error.code === "context_window_full" || [401, 403, 404].includes(error.status);
+        const action = cannotGoOn ? { label: T.newConversation, run: startOver } : undefined;
+        showComposerError(explain(error, { count }), action);
         return;
       }
       await readEvents(response, (type, data) => {
@@ -68,9 +75,9 @@
           const visible = tidy(streamed);
           if (!visible) return; // only whitespace so far: keep the typing dots
           stopTyping();
-          if (!reply) reply = addMessage("assistant", "");
+          if (!reply) reply = addMessage("assistant", "", { streaming: true });
           const follow = isNearBottom();
-          reply.body.textContent = visible;
+          showStreamingText(reply.body, streamed);
           if (follow) log.scrollTop = log.scrollHeight;
         } else if (type === "done") {
           finished = true;
@@ -95,7 +102,8 @@
           finished = true;
           stopTyping();
           if (reply) reply.remove(); // not stored: the history will not have it either
-          addError(data.detail || T.replyFailed);
+          console.warn(`prefixdesk widget: the reply failed (${data.code}): ${data.detail}`);
+          addError(T.replyFailed);
         }
       });
       if (!finished) {

@@ -29,6 +29,62 @@
     return new HttpError(response.status, code, detail);
   }
 
+  // What to tell the customer about a failed request, in the widget's language (never the
+  // server's English words: those go to the console, for the page's developer). `count`: the
+  // length of the message that was refused.
+  function explain(error, { count = null } = {}) {
+    if (!(error instanceof HttpError)) return T.offline;
+    console.warn(`prefixdesk widget: the server answered ${error.status} (${error.code}): ${error.message}`);
+    if ([401, 403, 404].includes(error.status)) return T.gone;
+    if (error.code === "context_window_full") return T.conversationFull;
+    if (error.status === 409) return T.stillReplying;
+    if (error.status === 413 && count != null && state.limit != null) return T.tooLong(count, state.limit);
+    if (error.status === 413 || error.status === 422) return T.cannotSend;
+    if (error.status === 429) return T.tooMany;
+    if (error.status === 503) return T.busy;
+    return T.unexpected;
+  }
+
+  // The page's origin is not allowed to call the server (its preflights get a 403).
+  class NotAllowedError extends Error {}
+
+  // The server's widget config, once per page: its message size limit, and whether this page's
+  // origin may use it. Any origin may read it, so a widget on a page that is not allowed can say so.
+  function loadConfig() {
+    if (!state.config) {
+      state.config = requestJson(`${server}/api/v1/widget/config`).then(
+        (config) => {
+          state.limit = config.max_message_chars;
+          updateCounter();
+          if (!config.origin_allowed) {
+            state.config = null; // an admin may allow it meanwhile: ask again on the next try
+            tellDeveloper(config);
+            throw new NotAllowedError();
+          }
+          return config;
+        },
+        (error) => {
+          state.config = null;
+          throw error;
+        },
+      );
+    }
+    return state.config;
+  }
+
+  // The exact setting that lets this page use the chat, for whoever embeds the widget.
+  function tellDeveloper(config) {
+    if (state.toldDeveloper) return;
+    state.toldDeveloper = true;
+    const origin = config.origin || location.origin;
+    console.error(
+      `prefixdesk widget: this page's origin ${origin} is not allowed to use the chat at ${serverOrigin}. ` +
+        `Add it to ${config.origins_setting} (e.g. ${config.origins_setting}='${JSON.stringify([origin])}'), ` +
+        `or without a restart: POST {"origin": "${origin}"} to ${serverOrigin}/api/v1/admin/widget-origins ` +
+        `with an admin token. Scheme, host and port must match exactly.`,
+    );
+  }
+
   async function requestJson(url, options = {}) {
     const response = await fetch(url, { cache: "no-store", ...options });
     if (!response.ok) throw await httpError(response);

@@ -16,6 +16,10 @@
    * HMAC-SHA256 of `user_id + "\n" + email + "\n" + name` (a missing field is empty) that the
    * shop's server computes with its identity secret. Unsigned, agents see it as unverified.
    *
+   * A page on another origin than the server's needs that origin (scheme://host:port, exactly)
+   * allowed: PREFIXDESK_WIDGET_ORIGINS, or POST /api/v1/admin/widget-origins (no restart). If it
+   * is not, the widget says so and writes the setting to add to the console.
+   *
    * Everything renders inside a shadow root, so the page's CSS cannot reach it. Text from the
    * server or the customer only ever goes into the DOM through textContent / text nodes.
    *

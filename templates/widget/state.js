@@ -4,6 +4,9 @@
     conversation: null, // {conversation_id, customer_token}
     starting: null, // the promise of the conversation being started or restored
     status: "bot",
+    connection: "connecting", // see setConnection
+    config: null, // the promise of the server's widget config: limits, whether this origin may embed
+    limit: null, // the longest message the server takes, in characters
     assigneeId: null,
     busy: false,
     unread: 0,

@@ -59,6 +59,9 @@
     }
     .subtitle[data-status="open"]::before { background: #ffd166; }
     .subtitle[data-status="resolved"]::before { background: #c9d1c6; }
+    .subtitle[data-status="connecting"]::before { background: #c9d1c6; }
+    .subtitle[data-status="offline"]::before, .subtitle[data-status="unavailable"]::before,
+    .subtitle[data-status="not-allowed"]::before { background: #ff8a80; }
     .icon-button {
       flex: none; width: 36px; height: 36px; border-radius: 50%; border: 0;
       display: grid; place-items: center; background: transparent; color: inherit;
@@ -81,6 +84,13 @@
     .msg.agent { align-self: flex-start; background: #fff6e3; border: 1px solid #f0d9a5; border-bottom-left-radius: 4px; }
     .msg a { color: inherit; text-decoration: underline; }
     .msg .empty { color: #6b716a; font-style: italic; }
+    /* A reply still streaming looks like a finished one, with a caret where the next words come. */
+    .msg .streaming::after {
+      content: ""; display: inline-block; width: 2px; height: 1.05em; margin-left: 2px;
+      vertical-align: text-bottom; background: currentColor; opacity: 0.55;
+      animation: prefixdesk-caret 1s steps(2, start) infinite;
+    }
+    @keyframes prefixdesk-caret { to { visibility: hidden; } }
     .feedback { display: flex; align-items: center; gap: 6px; margin-top: 6px; white-space: normal; }
     .feedback button {
       flex: none; width: 30px; height: 30px; padding: 0; border-radius: 50%;
@@ -122,6 +132,10 @@
       border-top: 1px solid #f2c4bf;
     }
     .composer-error[hidden] { display: none; }
+    .counter { margin: 0; padding: 0 18px 8px; background: #fff; color: #5b635c; font-size: 12px; text-align: right; }
+    .counter[hidden] { display: none; }
+    .counter[data-level="near"] { color: #8a5a00; font-weight: 600; }
+    .counter[data-level="over"] { color: #b3261e; font-weight: 650; }
     .composer {
       display: flex; align-items: flex-end; gap: 8px; padding: 12px;
       border-top: 1px solid #e2e5df; background: #fff;
@@ -147,5 +161,6 @@
     @media (prefers-reduced-motion: reduce) {
       .launcher { transition: none; }
       .typing i { animation: none; opacity: 0.8; }
+      .msg .streaming::after { animation: none; }
     }
   `;

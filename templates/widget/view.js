@@ -11,7 +11,7 @@
     [icon(ICONS.chat), icon(ICONS.chevronDown), badge],
   );
 
-  const subtitle = el("p", { className: "subtitle", id: `subtitle-${uid}`, text: T.assistantSubtitle, "data-status": "bot" });
+  const subtitle = el("p", { className: "subtitle", id: `subtitle-${uid}`, text: T.connectingSubtitle, "data-status": "connecting" });
   const closeButton = el("button", { type: "button", className: "icon-button", "aria-label": T.closeChat }, [icon(ICONS.close)]);
   const header = el("div", { className: "header" }, [
     el("div", { className: "avatar", "aria-hidden": "true" }, [icon(ICONS.chat)]),
@@ -33,6 +33,8 @@
     autocomplete: "off",
     enterkeyhint: "send",
   });
+  const counter = el("p", { className: "counter", id: `counter-${uid}`, hidden: "" });
+  input.setAttribute("aria-describedby", counter.id);
   const sendButton = el("button", { type: "submit", className: "send", "aria-label": T.send }, [icon(ICONS.send)]);
   const composer = el("form", { className: "composer" }, [
     el("label", { className: "sr-only", for: `input-${uid}`, text: T.inputLabel }),
@@ -49,7 +51,7 @@
       "aria-describedby": `subtitle-${uid}`,
       hidden: "",
     },
-    [header, log, composerError, composer],
+    [header, log, composerError, composer, counter],
   );
   const root = el("div", { className: "root" }, [panel, launcher]);
   shadow.append(el("style", { text: CSS }), root);

@@ -1,5 +1,6 @@
 """The inbox API on the real stack: lifecycle, handoff, notes, canned responses, listing."""
 
+from backend.agents.models import Agent
 from backend.conversations import repository
 from tests.helpers import auth, done_event, send, start
 from tests.support import make_agent
@@ -32,8 +33,14 @@ async def test_take_over_hand_back_and_the_bot_resumes_with_its_cache(client):
     ).json()
     assert [m["role"] for m in history["messages"]] == ["user", "assistant", "user", "agent"]
     assert history["messages"][-1]["text"] == "Hi Ada, I'm Sam. Let me check."
-
+    # The customer sees who wrote it; the bot's and the customer's messages have no author.
     chat = client.app.state.services
+    async with chat.sessions() as db:
+        name = (await db.get(Agent, agent_id)).name
+    assert [m["author_name"] for m in history["messages"]] == [None, None, None, name]
+    assert reply.json()["author_name"] == name
+    assert (await transcript(client, agent, conversation))["messages"][-1]["author_name"] == name
+
     async with chat.sessions() as db:
         context_before = await chat.context.rebuild(db, await repository.get_conversation(db, cid))
     assert (await client.post(f"{API}/{cid}/hand-back", headers=agent)).json()["status"] == "bot"

@@ -11,7 +11,7 @@ async def test_the_pages_run_under_their_policy(browser, live_url):
             violations.append(message.text) if "Content Security Policy" in message.text else None
         ),
     )
-    for path in ("/", "/console", "/admin"):
+    for path in ("/", "/zh", "/console", "/admin"):
         await page.goto(live_url + path)
         await page.wait_for_load_state("networkidle")
     await page.goto(live_url + "/")

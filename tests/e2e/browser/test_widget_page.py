@@ -17,6 +17,7 @@ ZH_GREETING = "您好，请问有什么可以帮您？"
 XSS_PAYLOAD = '<img src=x onerror="window.__xss=1"> and <script>window.__xss=2</script>'
 PHONE = {"width": 390, "height": 844}
 EMPTY_REPLY = "(an empty reply)"
+AGENT_SENDER = re.compile(r"^agent [0-9a-f]{6} · Support team$")
 
 # Records what the message list looks like after every change, to see a reply stream in.
 WATCH_THE_LOG = """() => {
@@ -194,7 +195,8 @@ async def test_an_agent_takes_over_and_the_customer_sees_it_live(page, live_url)
         assert response.status_code == 201, response.text
         agent_message = log.locator("[data-role=agent]")
         await expect(agent_message.locator(".text")).to_have_text([agent_text])
-        await expect(agent_message.locator(".sender")).to_have_text(["Support team"])
+        # The agent's name comes with the live event (make_agent names them "agent <hex>").
+        await expect(agent_message.locator(".sender")).to_have_text([AGENT_SENDER])
         assert await log.locator("img, b").count() == 0
         assert await page.evaluate("typeof window.__xss") == "undefined"
 
@@ -217,6 +219,12 @@ async def test_an_agent_takes_over_and_the_customer_sees_it_live(page, live_url)
         )
         assert response.status_code == 201, response.text
         await expect(page.get_by_role("button", name="Open chat (1 new message)")).to_be_visible()
+
+    # From the history too, after a reload.
+    await page.reload()
+    dialog = await open_widget(page)
+    senders = dialog.get_by_role("log").locator("[data-role=agent] .sender")
+    await expect(senders).to_have_text([AGENT_SENDER, AGENT_SENDER])
 
 
 async def test_asking_for_a_person_hands_the_chat_to_the_team(page, live_url):
@@ -277,7 +285,8 @@ async def test_at_phone_width_the_panel_fills_the_screen_and_works_by_keyboard(b
 
 
 async def test_the_chinese_bot_greets_in_chinese(page, live_url):
-    await page.goto(live_url + "/?bot=appliance-zh")
+    await page.goto(live_url + "/?bot=appliance-zh")  # the Chinese shop's own page
+    assert page.url == live_url + "/zh"
     dialog = await open_widget(page, launcher_name="打开聊天", dialog_name="暖风家电客服")
     log = dialog.get_by_role("log")
     await expect(log.locator("[data-role=assistant] .text")).to_have_text([ZH_GREETING])
@@ -303,16 +312,120 @@ async def test_refusals_are_shown_and_a_lost_conversation_starts_afresh(page, li
     await expect(log.locator("[data-role=assistant] .text")).to_have_text([SHOP_GREETING])
     assert (await stored_conversation(page))["conversation_id"] != "gone"
 
-    # Too long: the server's reason is shown and the text stays in the box to shorten.
-    too_long = "x" * 4001
+
+
+async def test_the_counter_shows_the_limit_warns_near_it_and_keeps_a_long_message(page, live_url):
+    await page.goto(live_url + "/")
+    dialog = await open_widget(page)
+    counter = dialog.locator(".counter")
     box = dialog.get_by_role("textbox", name="Type your message")
+    await expect(counter).to_have_text("0 / 4,000")
+    await expect(box).to_have_attribute("aria-describedby", await counter.get_attribute("id"))
+    await box.fill("x" * 3500)
+    await expect(counter).to_have_text("3,500 / 4,000")
+    await expect(counter).to_have_attribute("data-level", "ok")
+    await box.fill("x" * 3700)
+    await expect(counter).to_have_text("3,700 / 4,000 · 300 characters left")
+    await expect(counter).to_have_attribute("data-level", "near")
+
+    # Too long: said before sending, and the text stays in the box to shorten.
+    too_long = "x" * 4001
     await box.fill(too_long)
+    await expect(counter).to_have_text("4,001 / 4,000 · 1 character too many")
+    await expect(counter).to_have_attribute("data-level", "over")
     await box.press("Enter")
     await expect(dialog.get_by_role("alert")).to_have_text(
-        "the message has 4001 characters; the limit is 4000"
+        "Your message has 4,001 characters; the limit is 4,000. Please shorten it."
     )
     await expect(box).to_have_value(too_long)
-    await expect(log.locator("[data-role=user]")).to_have_count(0)
+    await expect(dialog.get_by_role("log").locator("[data-role=user]")).to_have_count(0)
+
+
+async def test_the_chinese_widget_counts_and_explains_refusals_in_chinese(page, live_url):
+    # The first config the page reads has a stale, higher limit: the server's own 413 is then
+    # what refuses the message, and it too is explained in Chinese.
+    configs = []
+
+    async def stale_limit_first(route):
+        response = await route.fetch()
+        config = await response.json()
+        configs.append(config["max_message_chars"])
+        if len(configs) == 1:
+            config["max_message_chars"] = 10000
+        await route.fulfill(response=response, json=config)
+
+    await page.route("**/api/v1/widget/config", stale_limit_first)
+    await page.goto(live_url + "/zh")
+    dialog = await open_widget(page, launcher_name="打开聊天", dialog_name="暖风家电客服")
+    counter = dialog.locator(".counter")
+    await expect(counter).to_have_text("0 / 10000")
+    box = dialog.get_by_role("textbox", name="输入您的消息")
+    too_long = "好" * 4001
+    await box.fill(too_long)
+    await box.press("Enter")
+    refusal = dialog.locator(".composer-error")
+    await expect(refusal).to_have_text("消息共 4001 个字，超过了 4000 字的上限，请删减后再发送。")
+    await expect(counter).to_have_text("4001 / 4000 · 超出 1 个字")
+    await expect(box).to_have_value(too_long)
+    await expect(dialog.get_by_role("log").locator("[data-role=user]")).to_have_count(0)
+    assert configs == [4000, 4000]
+
+    await box.fill("好" * 3700)
+    await expect(counter).to_have_text("3700 / 4000 · 还可输入 300 个字")
+    # A message the server cannot store (a NUL character, 422): in Chinese too.
+    await box.fill("你好\u0000")
+    await box.press("Enter")
+    await expect(refusal).to_have_text("这条消息无法发送，请删除特殊字符后重试。")
+    await expect(dialog.get_by_role("alert")).to_have_count(1)
+
+
+# The reply's stream, held open and fed by the test: what the customer sees while it streams.
+HELD_REPLY = """(() => {
+  const realFetch = window.fetch;
+  const encoder = new TextEncoder();
+  window.fetch = (url, options = {}) => {
+    if (options.method !== "POST" || !String(url).endsWith("/messages")) return realFetch(url, options);
+    const stream = new ReadableStream({ start: (controller) => { window.__reply = controller; } });
+    window.__say = (event, data) =>
+      window.__reply.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+    const headers = { "content-type": "text/event-stream" };
+    return Promise.resolve(new Response(stream, { status: 200, headers }));
+  };
+})();"""
+LOOK = """(node) => ({
+  fontStyle: getComputedStyle(node).fontStyle,
+  color: getComputedStyle(node).color,
+  caret: getComputedStyle(node, "::after").content,
+})"""
+
+
+async def test_a_streaming_reply_looks_like_a_finished_one_with_a_caret(page, live_url):
+    await page.add_init_script(HELD_REPLY)
+    await page.goto(live_url + "/")
+    dialog = await open_widget(page)
+    log = dialog.get_by_role("log")
+    finished = await log.locator("[data-role=assistant] .text").first.evaluate(LOOK)
+    assert finished == {"fontStyle": "normal", "color": "rgb(31, 35, 40)", "caret": "none"}
+    box = dialog.get_by_role("textbox", name="Type your message")
+    await box.fill("Are returns free?")
+    await box.press("Enter")
+    await page.wait_for_function("() => window.__say !== undefined")
+    await page.evaluate(
+        """() => { __say("accepted", {user_message_id: 1, reply_message_id: 2});
+                   __say("token", {text: "Returns are"}); }"""
+    )
+    reply = log.locator("[data-role=assistant] .text").nth(1)
+    await expect(reply).to_have_text("Returns are")
+    assert await reply.evaluate(LOOK) == {**finished, "caret": '""'}
+
+    await page.evaluate(
+        """() => { __say("token", {text: " free."});
+                   __say("done", {message_id: 2, text: "Returns are free.", status: "bot", handoff: false});
+                   __reply.close(); }"""
+    )
+    await expect(reply).to_have_text("Returns are free.")
+    await expect(log).to_have_attribute("aria-busy", "false")
+    assert await reply.evaluate(LOOK) == finished
 
 
 def sse(*events: tuple[str, dict]) -> str:
@@ -390,7 +503,7 @@ async def test_a_streamed_reply_is_put_together_from_its_tokens_and_errors_are_e
     # The reply fails part-way: the customer's message stays and the reason is shown.
     await box.fill("And for tents?")
     await box.press("Enter")
-    await expect(log.get_by_role("alert")).to_have_text("the reply could not be generated")
+    await expect(log.get_by_role("alert")).to_have_text("This reply could not be written.")
     await expect(log.locator("[data-role=user] .text")).to_have_text(["Are returns free?", "And for tents?"])
     await expect(log.locator("[data-role=assistant]")).to_have_count(2)
 
@@ -398,7 +511,8 @@ async def test_a_streamed_reply_is_put_together_from_its_tokens_and_errors_are_e
     await box.fill("Hello?")
     await box.press("Enter")
     await expect(dialog.locator(".composer-error")).to_have_text(
-        "a reply is still being written; wait for it"
+        "The assistant is still replying. Wait for it to finish, then send again."
     )
+    await expect(dialog.get_by_role("alert")).to_have_count(1)  # it replaced the one before
     await expect(box).to_have_value("Hello?")
     await expect(log.locator("[data-role=user]")).to_have_count(2)
