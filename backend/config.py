@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     # answered and whether the policy supports it. Off: the bot never hands over on its own,
     # and only the deterministic check of figures flags replies.
     model_judges: bool = True
+    # How many lines of a bot's policy that match the customer's message are repeated beside
+    # it in the model's view of the turn (docs/quality.md); 0 shows the message alone.
+    relevant_lines: int = Field(default=1, ge=0, le=20)
     # A conversation's turn lock; extended while a reply is written, so the lock of a process
     # that died frees itself after this long.
     turn_lock_ttl_s: int = 60

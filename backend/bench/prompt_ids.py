@@ -21,11 +21,12 @@ class History:
 
     ids: list[int]
     salt: str | None
+    bot: str | None  # its bot's slug; None for a bare system prompt
     pending: list[int] = field(default_factory=list)  # the last message, until its reply is added
 
 
 class PromptIds:
-    def __init__(self, model_dir: Path, prompts_dir: Path, secret_key: str):
+    def __init__(self, model_dir: Path, prompts_dir: Path, secret_key: str, relevant_lines: int):
         from transformers import AutoTokenizer
 
         self.assembler = PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(model_dir)))
@@ -34,16 +35,20 @@ class PromptIds:
             slug: list(self.assembler.bot_prefix(bot).token_ids) for slug, bot in self.bots.items()
         }
         self.salts = {slug: cache_salt(secret_key, slug) for slug in self.bots}
+        self.relevant_lines = relevant_lines
 
     def opening(self, conversation: Conversation) -> History:
         if conversation.bot is None:
             fmt = self.assembler.format
-            return History(fmt.message(fmt.first_system, conversation.system_text or ""), None)
-        return History(list(self.prefixes[conversation.bot]), self.salts[conversation.bot])
+            return History(fmt.message(fmt.first_system, conversation.system_text or ""), None, None)
+        slug = conversation.bot
+        return History(list(self.prefixes[slug]), self.salts[slug], slug)
 
     def prompt(self, history: History, text: str) -> list[int]:
         """The prompt for a reply to `text`; `add_reply` completes the turn."""
-        history.pending = self.assembler.user_message(text)
+        bot = self.bots.get(history.bot) if history.bot else None
+        note = bot.reference.note(text, self.relevant_lines) if bot else None  # as the app does
+        history.pending = self.assembler.user_message(text, note)
         return self.assembler.prompt_for_reply([*history.ids, *history.pending])
 
     def add_reply(self, history: History, generated: Sequence[int]) -> None:

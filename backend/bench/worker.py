@@ -194,7 +194,7 @@ async def run(spec: dict) -> dict:
         update["speculative_method"] = "ngram" if spec["speculation"] else "off"
     settings = Settings().model_copy(update=update)
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-    ids = PromptIds(model_dir, settings.prompts_dir, settings.secret_key)
+    ids = PromptIds(model_dir, settings.prompts_dir, settings.secret_key, settings.relevant_lines)
     workdir = Path(tempfile.mkdtemp(prefix=f"prefixdesk-bench-{spec['way']}-"))
     if spec["way"] == "engine":
         result = await run_engine(spec, settings, ids, model_dir)

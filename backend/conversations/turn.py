@@ -57,10 +57,16 @@ class TurnLimits:
     max_message_chars: int
     max_model_len: int
     max_reply_tokens: int
+    relevant_lines: int  # policy lines repeated beside each customer message
 
     @classmethod
     def of(cls, settings: Settings) -> "TurnLimits":
-        return cls(settings.max_message_chars, settings.max_model_len, settings.max_reply_tokens)
+        return cls(
+            settings.max_message_chars,
+            settings.max_model_len,
+            settings.max_reply_tokens,
+            settings.relevant_lines,
+        )
 
 
 @dataclass(frozen=True)
@@ -131,7 +137,10 @@ class ChatTurns:
         bot = self._bot_of(conversation)
         work.emit(*lifecycle.reopen_by_customer(conversation))
         previous_reply = await repo.last_reply_text(work.db, conversation_id)
-        user_ids = self.assembler.user_message(text)
+        # The model sees the policy's lines that match the message just before it; the text
+        # is stored as the customer wrote it, the ids as the model saw them.
+        note = bot.definition.reference.note(text, self.limits.relevant_lines)
+        user_ids = self.assembler.user_message(text, note)
         context_ids = [*await self.context.ids(work.db, conversation), *user_ids]
         if self._room_after(context_ids) < MIN_REPLY_TOKENS:
             raise ContextWindowFull(

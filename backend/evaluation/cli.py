@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,10 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from backend.config import PROJECT_ROOT, Settings, get_settings
+from backend.evaluation.ablation import VARIANTS, ablation_table, prompts_without_examples
 from backend.evaluation.cases import EvalFileError
 from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
 
 DEFAULT_OUTPUT = PROJECT_ROOT / "bench" / "results" / "eval.json"
+ABLATION_OUTPUT = PROJECT_ROOT / "bench" / "results" / "ablation.json"
 JUDGES_OUTPUT = PROJECT_ROOT / "bench" / "results" / "judges.json"
 
 
@@ -30,25 +31,32 @@ def eval_command(
     without_examples: Annotated[
         bool, typer.Option(help="Leave the bots' worked examples out of their prefix (to measure them).")
     ] = False,
+    ablation: Annotated[
+        bool,
+        typer.Option(
+            help="Run the eval once as shipped and once with each technique off; "
+            f"write the table's figures (default output {ABLATION_OUTPUT.relative_to(PROJECT_ROOT)})."
+        ),
+    ] = False,
 ) -> None:
     """Run every bot's eval cases (prompts/<bot>/eval.toml) through the app and score the replies."""
     settings = get_settings()
-    if without_examples and url:
-        typer.secho("error: --without-examples changes this process's bots, not a running app's", err=True)
+    if (without_examples or ablation) and url:
+        typer.secho("error: --without-examples and --ablation change this process's bots", err=True)
         raise typer.Exit(2)
+    if ablation:
+        _ablation(settings, bot, ABLATION_OUTPUT if output == DEFAULT_OUTPUT else output)
+        return
     with tempfile.TemporaryDirectory(prefix="prefixdesk-prompts-") as scratch:
         if without_examples:
-            prompts = _without_examples(settings.prompts_dir, Path(scratch))
+            prompts = prompts_without_examples(settings.prompts_dir, Path(scratch))
             settings = settings.model_copy(update={"prompts_dir": prompts})
-        try:
-            cases = bot_cases(settings.prompts_dir, bot)
-        except (EvalFileError, ValueError) as error:
-            typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2) from error
+        cases = _cases(settings, bot)
         results = asyncio.run(_evaluate(settings, url, cases))
     report = {
         "model": str(settings.model or "default"),
         "worked_examples": not without_examples,
+        "relevant_lines": settings.relevant_lines,
         "bots": results,
     }
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -61,6 +69,27 @@ def eval_command(
             typer.secho("answers got worse:\n" + "\n".join(worse), fg=typer.colors.RED, err=True)
             raise typer.Exit(1)
         typer.echo(f"no bot is worse than {baseline} (margin {margin} cases)")
+
+
+def _cases(settings: Settings, bots: list[str] | None) -> dict[str, Any]:
+    try:
+        return bot_cases(settings.prompts_dir, bots)
+    except (EvalFileError, ValueError) as error:
+        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from error
+
+
+def _ablation(settings: Settings, bots: list[str] | None, output: Path) -> None:
+    cases = _cases(settings, bots)
+    rows: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="prefixdesk-prompts-") as scratch:
+        for variant in VARIANTS:
+            typer.echo(f"{variant.name} ...")
+            rows[variant.name] = asyncio.run(_evaluate(variant.change(settings, Path(scratch)), None, cases))
+    report = {"model": str(settings.model or "default"), "variants": rows}
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    typer.echo("\n" + ablation_table(rows) + f"\n\nwritten to {output}")
 
 
 async def _evaluate(settings: Settings, url: str | None, cases: dict[str, Any]) -> dict[str, Any]:
@@ -98,15 +127,6 @@ def table(results: dict[str, Any]) -> str:
             reply = failure["reply"].replace("\n", " ")[:120]
             lines.append(f"  FAIL {failure['case']}: {'; '.join(failure['reasons'])} | {reply}")
     return "\n".join(lines)
-
-
-def _without_examples(prompts_dir: Path, scratch: Path) -> Path:
-    """A copy of prompts/ in `scratch` with every bot's worked examples removed."""
-    copy = scratch / "prompts"
-    shutil.copytree(prompts_dir, copy)
-    for examples in copy.glob("*/examples.toml"):
-        examples.unlink()
-    return copy
 
 
 def judges_command(

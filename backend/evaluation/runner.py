@@ -22,7 +22,7 @@ from backend.config import Settings
 from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
 from backend.sse_reader import read_sse
 
-TIMINGS = ("ttft_ms", "held_ms", "checks_ms")  # from each reply's done event
+TIMINGS = ("ttft_ms", "total_ms", "held_ms", "checks_ms")  # from each reply's done event
 
 
 @dataclass
@@ -100,10 +100,12 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
     wrong = [r for r in answered if not r.passed]
     right = [r for r in answered if r.passed]
     prompt = sum(r.said.prompt_tokens for r in results)
-    held, checks, ttft = (
-        [ms for r in results for ms in r.said.timings[name]] for name in ("held_ms", "checks_ms", "ttft_ms")
+    held, checks, ttft, total = (
+        [ms for r in results for ms in r.said.timings[name]]
+        for name in ("held_ms", "checks_ms", "ttft_ms", "total_ms")
     )
     ttft.sort()
+    total.sort()
     return {
         "cases": len(results),
         "passed": sum(r.passed for r in results),
@@ -121,6 +123,7 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
         },
         "cached_share": round(sum(r.said.cached_tokens for r in results) / prompt, 3) if prompt else None,
         "ttft_ms_p50": ttft[len(ttft) // 2] if ttft else None,
+        "total_ms_p50": total[len(total) // 2] if total else None,
         "first_token_held_ms_mean": round(sum(held) / len(held), 1) if held else None,
         "checks_ms_mean": round(sum(checks) / len(checks), 1) if checks else None,
         "seconds": round(seconds, 1),

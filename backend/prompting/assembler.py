@@ -48,8 +48,11 @@ class PromptAssembler:
             return []
         return self.format.message(self.format.system, bot.render_context(context))
 
-    def user_message(self, text: str) -> list[int]:
-        return self.format.message(self.format.user, text)
+    def user_message(self, text: str, note: str | None = None) -> list[int]:
+        """The customer's message, after a system note on it if there is one (the policy lines
+        that match it): the message itself stays as the customer wrote it."""
+        ids = self.format.message(self.format.user, text)
+        return [*self.format.message(self.format.system, note), *ids] if note else ids
 
     @property
     def generation_prompt(self) -> list[int]:

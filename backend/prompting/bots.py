@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 
 from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
+from backend.prompting.reference import PolicyLines
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 REQUIRED_FILES = ("bot.toml", "system.j2", "policy.md", "context.j2")
@@ -42,6 +43,7 @@ class Bot:
     context_template: jinja2.Template
     handoff: HandoffSettings
     judges: dict[str, JudgePrompt]  # the yes/no questions asked about its conversations (those on)
+    reference: PolicyLines  # its policy's lines, to repeat those that match a message beside it
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -103,6 +105,7 @@ def load_bot(folder: Path) -> Bot:
                 on_doubt=bool(handoff.get("on_doubt", False)),
             ),
             judges=load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on)),
+            reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading")),
         )
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error

@@ -21,6 +21,7 @@ import jinja2
 import jinja2.meta
 
 import backend
+from backend.config import get_settings
 from backend.prompting import cache_busters
 from backend.prompting.assembler import PromptAssembler, cacheable_tokens
 from backend.prompting.bots import (
@@ -54,7 +55,7 @@ class CheckError(RuntimeError):
 class CacheUsage:
     prefix_tokens: int
     prefix_cached: int  # full blocks of the prefix: cached at warm-up, reused by every turn
-    first_turn_tokens: int  # prefix + a typical question + generation prompt
+    first_turn_tokens: int  # prefix + a typical question (with its policy lines) + generation prompt
     first_turn_cached: int  # what a first turn can be served from cache at most
 
     @property
@@ -144,7 +145,8 @@ def _render_bot(folder: Path, assembler: PromptAssembler | None) -> Rendered:
     if assembler is not None:
         question = TYPICAL_QUESTIONS.get(bot.language, TYPICAL_QUESTIONS["en"])
         prefix = list(assembler.bot_prefix(bot).token_ids)
-        first_turn = assembler.prompt_for_reply([*prefix, *assembler.user_message(question)])
+        note = bot.reference.note(question, get_settings().relevant_lines)
+        first_turn = assembler.prompt_for_reply([*prefix, *assembler.user_message(question, note)])
         rendered.update(prefix_ids=prefix, first_turn_tokens=len(first_turn))
     return rendered
 

@@ -74,6 +74,27 @@ async def test_a_bot_reply_is_streamed_settled_and_kept_hot(services):
     await assert_released(services, cid)
 
 
+async def test_the_model_sees_the_matching_policy_lines_and_postgres_keeps_what_the_customer_wrote(
+    make_services,
+):
+    question = "How long is the warranty on a tent?"
+    for count in (0, 2):
+        services = await make_services(relevant_lines=count)
+        cid = (await open_conversation(services)).conversation.id
+        await take_turn(services, cid, question)
+        conversation, (user, _reply) = await stored(services, cid)
+        assert user.text == question
+        seen = services.assembler.format.tokenizer.decode(user.token_ids)
+        assert ("Tents carry a 2-year warranty" in seen) == (count > 0)
+        bot = services.bots["shop-en"].definition
+        note = bot.reference.note(question, count)
+        assert user.token_ids == services.assembler.user_message(question, note)
+        # What the model saw is rebuilt from Postgres token for token.
+        session = await services.context.store.get(cid)
+        async with services.new_work() as work:
+            assert session.token_ids == await services.context.rebuild(work.db, conversation)
+
+
 async def test_each_turn_reuses_the_cache_of_everything_said_before(services):
     cid = (await open_conversation(services, "appliance-zh", {"姓名": "王先生"})).conversation.id
     first = done_of(await take_turn(services, cid, "空调可以免费安装吗？"))

@@ -10,6 +10,8 @@ import pytest
 from backend.config import PROJECT_ROOT
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
 from backend.evaluation.runner import CaseResult, Transcript, summarise
+from backend.prompting.bots import load_bots, load_worked_examples
+from backend.retrieval.terms import terms
 
 
 def test_every_shipped_bot_has_at_least_25_cases_with_handoffs_among_them():
@@ -95,3 +97,18 @@ def test_the_summary_counts_handoffs_and_doubts():
         "right_flagged": 1,
     }
     assert summary["cached_share"] == 0.9
+
+
+def test_no_worked_example_asks_a_question_of_the_eval():
+    """The eval measures answers to questions the bot was not shown: a worked example may
+    share a policy line with a case, never its question (nor most of its words)."""
+    for slug, bot in load_bots(PROJECT_ROOT / "prompts").items():
+        examples = load_worked_examples(PROJECT_ROOT / "prompts" / slug)
+        cases = load_cases(PROJECT_ROOT / "prompts" / slug / "eval.toml")
+        asked = [turn for case in cases for turn in case.turns]
+        for example in examples:
+            example_terms = set(terms(example.question, bot.language))
+            for turn in asked:
+                turn_terms = set(terms(turn, bot.language))
+                shared = len(example_terms & turn_terms) / max(1, len(example_terms | turn_terms))
+                assert shared < 0.5, f"{slug}: the example {example.question!r} asks the case {turn!r}"

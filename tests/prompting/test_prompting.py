@@ -78,26 +78,32 @@ def test_no_user_text_becomes_a_special_token(assembler, tokenizer, text):
 
 @st.composite
 def conversations(draw, vocab_size: int):
-    """Random turns: user text, and generated ids that end on the stop token or not (length)."""
+    """Random turns: user text (random, or words of the bot's policy, so that its lines match),
+    and generated ids that end on the stop token or not (length)."""
+    slug = draw(st.sampled_from(sorted(BOTS)))
+    policy_words = st.lists(st.sampled_from(BOTS[slug].reference.lines), min_size=1, max_size=2).map(
+        lambda lines: " ".join(line[: len(line) // 2] for line in lines)
+    )
     turns = []
     for _ in range(draw(st.integers(1, 6))):
         generated = draw(st.lists(st.integers(0, vocab_size - 1), max_size=12))
         if draw(st.booleans()):
             generated = [*generated, 151645]  # <|im_end|>: the model ended its turn
-        turns.append((draw(user_text), generated))
-    return draw(st.sampled_from(sorted(BOTS))), draw(st.none() | st.just({"name": "Ada"})), turns
+        turns.append((draw(user_text | policy_words), generated))
+    return slug, draw(st.none() | st.just({"name": "Ada"})), turns
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(assembler, tokenizer, data):
     slug, context, turns = data.draw(conversations(tokenizer.vocab_size))
+    relevant_lines = data.draw(st.integers(0, 4))
     bot = BOTS[slug]
     stored: list[list[int]] = []  # what each message adds, as the database keeps it
     history = [*assembler.bot_prefix(bot).token_ids, *assembler.customer_context(bot, context)]
     previous: tuple[list[int], list[int]] | None = None
     for text, generated in turns:
-        user = assembler.user_message(text)
+        user = assembler.user_message(text, bot.reference.note(text, relevant_lines))
         history = [*history, *user]
         stored.append(user)
         prompt = assembler.prompt_for_reply(history)

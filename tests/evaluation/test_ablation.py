@@ -1,0 +1,38 @@
+"""The ablation's variants: each switches off what it names and nothing else."""
+
+from pathlib import Path
+
+from backend.config import PROJECT_ROOT, Settings
+from backend.evaluation.ablation import VARIANTS, ablation_table
+
+
+def test_each_variant_switches_off_its_technique(tmp_path: Path):
+    shipped = Settings(prompts_dir=PROJECT_ROOT / "prompts", relevant_lines=1, model_judges=True)
+    variants = {variant.name: variant.change(shipped, tmp_path) for variant in VARIANTS}
+
+    def techniques(settings: Settings) -> tuple[bool, bool, bool]:
+        examples = any(settings.prompts_dir.glob("*/examples.toml"))
+        return examples, settings.relevant_lines > 0, settings.model_judges
+
+    assert techniques(variants["as shipped"]) == (True, True, True)
+    assert techniques(variants["without worked examples"]) == (False, True, True)
+    assert techniques(variants["without the matching policy lines"]) == (True, False, True)
+    assert techniques(variants["without the handoff judge"]) == (True, True, False)
+    assert techniques(variants["without any of them"]) == (False, False, False)
+    # The shipped prompts are copied, never changed.
+    assert any((PROJECT_ROOT / "prompts").glob("*/examples.toml"))
+
+
+def test_the_table_has_a_row_per_variant_and_bot():
+    result = {
+        "passed": 30,
+        "cases": 50,
+        "ttft_ms_p50": 250.0,
+        "total_ms_p50": 1800.0,
+        "cached_share": 0.95,
+        "handoff": {"precision": 1.0, "recall": 0.8},
+    }
+    table = ablation_table({"as shipped": {"shop-en": result, "appliance-zh": result}})
+    row = "| as shipped | `shop-en` | 30 / 50 | 250.0 ms | 1800.0 ms | 0.95 | 1.0 / 0.8 |"
+    assert table.splitlines()[2] == row
+    assert len(table.splitlines()) == 4
