@@ -29,6 +29,8 @@ MESSAGE_FEEDBACK = "message.feedback"  # a customer rated a bot reply, changed o
 # An agent added a private note: agents' streams and webhooks get its id and author, never its
 # text (read it through the agents' API); customers' streams never get it.
 NOTE_CREATED = "note.created"
+# The customer left an e-mail address for the team (away at the handoff); customers' streams never get it.
+CONTACT_GIVEN = "conversation.contact_given"
 EVENT_TYPES = (
     CONVERSATION_CREATED,
     MESSAGE_CREATED,
@@ -36,6 +38,7 @@ EVENT_TYPES = (
     HANDOFF_REQUESTED,
     MESSAGE_FEEDBACK,
     NOTE_CREATED,
+    CONTACT_GIVEN,
 )
 # Between app processes only (not streamed to agents, not sent to webhooks).
 PROMPTS_RELOADED = "prompts.reloaded"
