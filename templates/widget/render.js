@@ -1,4 +1,4 @@
-  // render.js: showing messages, notices, errors, typing dots, the badge and the status.
+  // render.js: showing messages, notices, errors, typing dots and the badge.
 
   function isNearBottom() {
     return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
@@ -84,29 +84,4 @@
     badge.textContent = String(count);
     badge.hidden = count === 0;
     launcher.setAttribute("aria-label", count ? `${T.openChat} (${T.newMessages(count)})` : T.openChat);
-  }
-
-  function updateSubtitle() {
-    const subtitles = { open: T.teamSubtitle, resolved: T.resolvedSubtitle };
-    subtitle.dataset.status = state.status;
-    subtitle.textContent = subtitles[state.status] || T.assistantSubtitle;
-  }
-
-  // A status from the server; notices only for changes the customer hasn't seen yet.
-  function applyStatus(status, assigneeId, { quiet = false } = {}) {
-    const before = { status: state.status, assigneeId: state.assigneeId };
-    state.status = status;
-    if (assigneeId !== undefined) state.assigneeId = assigneeId;
-    if (status !== before.status) state.toldWaiting = false;
-    if (status !== "open") state.assigneeId = null;
-    updateSubtitle();
-    if (quiet) return;
-    if (status === "open") {
-      if (before.status !== "open") addNotice(state.assigneeId != null ? T.withTeam : T.connecting);
-      else if (before.assigneeId == null && state.assigneeId != null) addNotice(T.withTeam);
-    } else if (status === "bot" && before.status === "open") {
-      addNotice(T.botBack);
-    } else if (status === "resolved" && before.status !== "resolved") {
-      addNotice(T.resolved);
-    }
   }
