@@ -162,8 +162,10 @@ async def hand_back(
     If the customer wrote after the last reply, the bot answers the last of those messages
     (`answering_message_id`); if it cannot (no engine, say), `unanswered_reason` says why and
     the messages are still yours to answer."""
-    conversation = await inbox.hand_back(work, conversation_id)
+    conversation = await inbox.hand_back(work, conversation_id, warm=False)
     answer = await turns.answer_waiting(work, conversation_id)
+    if answer.answering_message_id is None:  # else the answer's own prompt warms the context
+        inbox.warm_once_stored(work, conversation)
     return HandedBack(
         **summary(conversation, None).model_dump(),
         waiting_messages=answer.waiting,
