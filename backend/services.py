@@ -27,6 +27,7 @@ from backend.conversations.customers import CustomerConversations
 from backend.conversations.decisions import asks_for_person, wait_for_agent
 from backend.conversations.reply_checks import answered_the_question, figures_in_sources, supported_by_policy
 from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
+from backend.conversations.team import TeamDesk
 from backend.conversations.turn import ChatTurns, TurnLimits
 from backend.db import create_db_engine, create_session_factory
 from backend.embedding.origins import AllowedOrigins
@@ -68,6 +69,7 @@ class Services:
     claims: TurnClaims
     turns: ChatTurns
     customers: CustomerConversations
+    team: TeamDesk
     inbox: InboxService
     erasures: Erasures
     reloads: PromptReloads
@@ -92,6 +94,7 @@ class Services:
             (EngineSupervisor, self.supervisor),
             (ChatTurns, self.turns),
             (CustomerConversations, self.customers),
+            (TeamDesk, self.team),
             (InboxService, self.inbox),
             (Erasures, self.erasures),
             (PromptReloads, self.reloads),
@@ -218,6 +221,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
             max_model_len=settings.max_model_len,
             identity_secret=settings.identity_secret.get_secret_value() if settings.identity_secret else None,
         ),
+        team=TeamDesk(bots=bots),
         inbox=InboxService(
             locks=locks,
             context=context,

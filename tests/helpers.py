@@ -5,7 +5,10 @@ import asyncio
 import json
 import re
 import uuid
+from datetime import datetime, time, timedelta
+from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -17,6 +20,7 @@ from backend.conversations.customers import NewConversation
 from backend.conversations.models import Conversation, Message
 from backend.conversations.turn_events import Accepted, Done, TurnEvent
 from backend.engine.interface import Engine, LabelRead
+from backend.prompting.office_hours import DAYS
 from backend.services import Services
 
 
@@ -162,3 +166,20 @@ def prefix_tokens(settings, bot: str = "shop-en") -> int:
 
     assembler = PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(settings.model)))
     return len(assembler.bot_prefix(load_bot(settings.prompts_dir / bot)).token_ids)
+
+
+def add_office_hours(prompts: Path, bot: str, hours: list[str], timezone: str = "Europe/Amsterdam") -> None:
+    """Office hours appended to a copied bot's bot.toml."""
+    path = prompts / bot / "bot.toml"
+    table = f'\n[office_hours]\ntimezone = "{timezone}"\nhours = {json.dumps(hours)}\n'
+    path.write_text(path.read_text(encoding="utf-8") + table, encoding="utf-8")
+
+
+def away_until_in_two_days(timezone: str) -> tuple[list[str], datetime]:
+    """Office hours that are closed now: one hour, in two days; and when they open."""
+    today = datetime.now(ZoneInfo(timezone)).date()
+    day = today + timedelta(days=2)
+    return [f"{DAYS[day.weekday()]} 09:00-10:00"], datetime.combine(day, time(9), tzinfo=ZoneInfo(timezone))
+
+
+ALWAYS_OPEN = ["mon-sun 00:00-24:00"]

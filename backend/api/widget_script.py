@@ -22,8 +22,9 @@ PARTS = (
     "dom.js",  # small DOM helpers, icons, reply text with links
     "view.js",  # its DOM in a shadow root
     "state.js",  # the conversation's state; the saved conversation
-    "render.js",  # messages, notices, errors, typing dots, badge, status
+    "render.js",  # messages, notices, errors, typing dots, badge
     "server.js",  # requests, errors, server-sent events
+    "team.js",  # the status and the header; who answers once the bot steps aside, office hours
     "feedback.js",  # thumbs up and down under the bot's finished replies
     "rating.js",  # the 1-5 rating asked for once the conversation is resolved
     "conversation.js",  # starting or restoring the conversation

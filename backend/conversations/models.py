@@ -62,6 +62,10 @@ class Conversation(Base):
     customer_email: Mapped[str | None] = mapped_column(String(320), index=True)
     customer_name: Mapped[str | None] = mapped_column(String(200))
     identity_verified: Mapped[bool] = mapped_column(default=False)
+    # An address the customer typed in the widget while the team was away: given by them,
+    # unverified, and never written over the shop's identity above.
+    contact_email: Mapped[str | None] = mapped_column(String(320))
+    contact_email_at: Mapped[datetime | None]
     assignee_id: Mapped[int | None] = mapped_column(ForeignKey("agents.id"), index=True)
     # Bumped with every stored message; a cached session is valid only at the same count.
     message_count: Mapped[int] = mapped_column(Integer, default=0)

@@ -17,6 +17,7 @@ from backend.conversations.models import Conversation, MessageRole
 from backend.conversations.ratings import rate_conversation, rating_of
 from backend.conversations.repository import author_names
 from backend.conversations.schemas import (
+    ContactEmailIn,
     ConversationStarted,
     FeedbackIn,
     FeedbackOut,
@@ -27,8 +28,10 @@ from backend.conversations.schemas import (
     RatingState,
     SendMessage,
     StartConversation,
+    TeamOut,
     WidgetConfig,
 )
+from backend.conversations.team import TeamDesk, TeamState
 from backend.conversations.turn import ChatTurns
 from backend.embedding.origins import AllowedOrigins
 from backend.errors import Unauthorized
@@ -41,6 +44,7 @@ Limits = Annotated[RateLimits, Depends(provided(RateLimits))]
 Customers = Annotated[CustomerConversations, Depends(provided(CustomerConversations))]
 Turns = Annotated[ChatTurns, Depends(provided(ChatTurns))]
 Bus = Annotated[EventBus, Depends(provided(EventBus))]
+Team = Annotated[TeamDesk, Depends(provided(TeamDesk))]
 
 
 async def limit_by_address(request: Request, limits: Limits) -> None:
@@ -171,12 +175,34 @@ async def rate(body: RatingIn, conversation: CustomerConversation, work: Work) -
     return RatingOut.model_validate(given)
 
 
+def team_out(state: TeamState) -> TeamOut:
+    return TeamOut(**{**vars(state), "status": state.status.value})
+
+
+@router.get("/conversations/{conversation_id}/team", responses=ERRORS)
+async def team(conversation: CustomerConversation, desk: Team, work: Work) -> TeamOut:
+    """Who answers now that the bot has stepped aside (or would): the agent's name once one has
+    the conversation, whether the team is there (the bot's office hours) and when it next is."""
+    return team_out(await desk.state(work, conversation))
+
+
+@router.put("/conversations/{conversation_id}/contact-email", responses=ERRORS)
+async def leave_contact_email(
+    body: ContactEmailIn, conversation: CustomerConversation, desk: Team, work: Work
+) -> TeamOut:
+    """An e-mail address for the team to answer at, while it is away: stored as given by the
+    customer (unverified), beside the identity the shop's server passed, never over it.
+    A malformed address is refused with a 422."""
+    return team_out(await desk.leave_email(work, conversation, str(body.email)))
+
+
 def customer_sees(conversation_id: str, event: Event) -> bool:
     if event.conversation_id != conversation_id:
         return False
     if event.type == MESSAGE_CREATED:
-        # Replies by a human agent arrive here; the customer's own and the bot's stream with their turn.
-        return event.data.get("role") == MessageRole.AGENT
+        # Replies arrive here: an agent's, and the bot's (those of the customer's own turn also
+        # stream with it; the widget shows each once), e.g. its answer when it takes back over.
+        return event.data.get("role") in (MessageRole.AGENT, MessageRole.ASSISTANT)
     return event.type == STATUS_CHANGED
 
 

@@ -4,7 +4,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, EmailStr, Field, StringConstraints, field_validator
 
 from backend.api.inputs import StorableText, storable
 from backend.config import WIDGET_ORIGINS_SETTING
@@ -175,4 +175,30 @@ class WidgetConfig(BaseModel):
     )
     origins_setting: str = Field(
         default=WIDGET_ORIGINS_SETTING, description="Where allowed origins are listed."
+    )
+
+
+class TeamOut(BaseModel):
+    """Who answers once the bot has stepped aside, and when: for the widget's header and its
+    question for an e-mail address while the team is away."""
+
+    status: str
+    language: str = Field(description="The bot's language (`en`, `zh`): the customer is told in it.")
+    assignee_name: str | None = Field(description="The agent who has the conversation; null while it waits.")
+    open_now: bool = Field(description="Within the bot's office hours (always true without them).")
+    next_opening: datetime | None = Field(
+        description="When the team is next there, in its time zone (ISO 8601); null while open."
+    )
+    next_opening_text: str | None = Field(
+        description="The same for the customer, in the bot's language and the team's time zone.",
+        examples=["Monday 14 December, 08:00 (Europe/Amsterdam time)"],
+    )
+    contact_email: str | None = Field(description="The address the customer left (unverified).")
+
+
+class ContactEmailIn(BaseModel):
+    email: EmailStr = Field(
+        max_length=320,
+        description="Where the team may answer; stored as given by the customer, unverified.",
+        examples=["ada@example.com"],
     )

@@ -14,7 +14,8 @@
 
 `take` runs accept, decide and assemble inside the request's unit of work, which commits
 before the response starts; the reply is generated and settled after the request, so a
-customer who disconnects still gets it stored.
+customer who disconnects still gets it stored. `answer_waiting` starts the same reply (assemble,
+generate, check, settle) for a message that waited for a person when the bot takes it back.
 """
 
 import asyncio
@@ -33,13 +34,19 @@ from backend.conversations.claims import TurnClaim, TurnClaims
 from backend.conversations.context import ConversationContext
 from backend.conversations.decisions import AcceptedMessage, Decision, Gate, HandOver, Settled
 from backend.conversations.messages import MIN_REPLY_TOKENS, append_message, message_event, message_text
-from backend.conversations.models import Conversation, ConversationStatus, MessageRole, MessageStatus
+from backend.conversations.models import (
+    Conversation,
+    ConversationStatus,
+    Message,
+    MessageRole,
+    MessageStatus,
+)
 from backend.conversations.reply_checks import FinishedReply, ReplyCheck, Review, review_reply
 from backend.conversations.session_store import Session
 from backend.conversations.turn_events import Accepted, Done, Failed, Token, TurnStream
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
 from backend.engine.live import LiveEngine
-from backend.errors import ContextWindowFull, ServiceUnavailable
+from backend.errors import AppError, ContextWindowFull, ServiceUnavailable
 from backend.events.bus import STATUS_CHANGED, Event
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
@@ -77,6 +84,15 @@ class PendingReply:
     seq: int
     prompt: list[int]
     max_tokens: int
+
+
+@dataclass(frozen=True)
+class WaitingAnswer:
+    """What became of the customer's messages that waited for a person, when the bot took back over."""
+
+    waiting: int  # customer messages since the last reply
+    answering_message_id: int | None = None  # the last of them, which the bot is now answering
+    unanswered_reason: str | None = None  # why the bot cannot answer them: a person should
 
 
 class ChatTurns:
@@ -128,6 +144,44 @@ class ChatTurns:
 
         work.after_commit(start_reply)
         return stream
+
+    async def answer_waiting(self, work: UnitOfWork, conversation_id: str) -> WaitingAnswer:
+        """The bot has the conversation back: one reply to the last customer message nobody
+        answered, through the turn's own stages (its context append-only, its prefix cached).
+        If the bot cannot (no engine, a turn running, no room), the answer says why instead."""
+        messages = await repo.list_messages(work.db, conversation_id)
+        waiting = _waiting(messages)
+        if not waiting:
+            return WaitingAnswer(0)
+        try:
+            engine = self.engine.require()
+            claim = await self.claims.take(work, conversation_id)
+            message = await self._waiting_message(work, conversation_id, messages, waiting[-1])
+        except AppError as error:
+            reason = f"the bot could not answer: {error.message}; the customer's messages are unanswered"
+            return WaitingAnswer(len(waiting), unanswered_reason=reason)
+        reply = await self._assemble(work, message)
+        stream = TurnStream()  # nobody reads it: the customer's live stream gets the stored reply
+
+        async def start_reply() -> None:
+            task = asyncio.create_task(self._reply(engine, message, reply, stream, claim.pass_on()))
+            self._replies.add(task)
+            task.add_done_callback(self._replies.discard)
+
+        work.after_commit(start_reply)
+        return WaitingAnswer(len(waiting), answering_message_id=waiting[-1].id)
+
+    async def _waiting_message(
+        self, work: UnitOfWork, conversation_id: str, messages: list[Message], last: Message
+    ) -> AcceptedMessage:
+        """The customer's last waiting message as a turn's accepted message: it is in the context already."""
+        conversation = await repo.require_conversation(work.db, conversation_id, fresh=True)
+        bot = self._bot_of(conversation)
+        context_ids = await self.context.ids(work.db, conversation)
+        if self._room_after(context_ids) < MIN_REPLY_TOKENS:
+            raise ContextWindowFull("this conversation has reached the model's context window")
+        replies = [m.text for m in messages if m.seq < last.seq and m.role != MessageRole.USER]
+        return AcceptedMessage(conversation, bot, last, context_ids, replies[-1] if replies else "")
 
     # -- accept, decide, assemble: in the request ------------------------------------
 
@@ -298,7 +352,9 @@ class ChatTurns:
         session = Session([*message.context_ids, *reply_ids], reply.seq, hand_over.text)
         await self.context.remember(message.conversation.id, session)
         stream.put(Token(hand_over.text))
-        stream.put(Done(reply.message_id, hand_over.text, status.value, handoff=True))
+        stream.put(
+            Done(reply.message_id, hand_over.text, status.value, handoff=True, finish_reason="handoff")
+        )
 
     # -- around the turns ---------------------------------------------------------------
 
@@ -320,3 +376,14 @@ class ChatTurns:
 
     def _room_after(self, context_ids: list[int]) -> int:
         return self.limits.max_model_len - len(context_ids) - len(self.assembler.generation_prompt)
+
+
+def _waiting(messages: list[Message]) -> list[Message]:
+    """The customer's messages after the last reply (a failed bot reply said nothing)."""
+    waiting: list[Message] = []
+    for message in reversed(messages):
+        if message.role == MessageRole.USER:
+            waiting.insert(0, message)
+        elif not (message.role == MessageRole.ASSISTANT and message.status == MessageStatus.FAILED):
+            break
+    return waiting

@@ -31,6 +31,8 @@ MESSAGE_FEEDBACK = "message.feedback"  # a customer rated a bot reply, changed o
 # text (read it through the agents' API); customers' streams never get it.
 NOTE_CREATED = "note.created"
 CONVERSATION_RATED = "conversation.rated"  # a customer rated their resolved conversation, 1 to 5
+# The customer left an e-mail address for the team (away at the handoff); customers' streams never get it.
+CONTACT_GIVEN = "conversation.contact_given"
 EVENT_TYPES = (
     CONVERSATION_CREATED,
     MESSAGE_CREATED,
@@ -39,6 +41,7 @@ EVENT_TYPES = (
     MESSAGE_FEEDBACK,
     NOTE_CREATED,
     CONVERSATION_RATED,
+    CONTACT_GIVEN,
 )
 # Between app processes only (not streamed to agents, not sent to webhooks).
 PROMPTS_RELOADED = "prompts.reloaded"

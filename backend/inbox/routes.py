@@ -12,6 +12,7 @@ from backend.api.inputs import ConversationId, JsonRoute, Page, RowIdQuery, Stor
 from backend.conversations.models import Conversation, ConversationStatus, Message
 from backend.conversations.repository import author_names
 from backend.conversations.schemas import CustomerOut, MessageOut
+from backend.conversations.turn import ChatTurns
 from backend.events.bus import EVENT_TYPES, EventBus
 from backend.inbox.repository import ConversationFilter
 from backend.inbox.schemas import (
@@ -19,6 +20,7 @@ from backend.inbox.schemas import (
     Assignment,
     ConversationPage,
     ConversationSummary,
+    HandedBack,
     NoteIn,
     NoteOut,
     Transcript,
@@ -30,6 +32,7 @@ events_router = APIRouter(tags=["events"])
 ERRORS = error_responses(401, 403, 404, 409, 413, 422)
 
 Inbox = Annotated[InboxService, Depends(provided(InboxService))]
+Turns = Annotated[ChatTurns, Depends(provided(ChatTurns))]
 
 
 def _identity(conversation: Conversation) -> dict[str, object]:
@@ -41,6 +44,7 @@ def _identity(conversation: Conversation) -> dict[str, object]:
         "assignee_id": conversation.assignee_id,
         "handoff_reason": conversation.handoff_reason.value if conversation.handoff_reason else None,
         "customer": customer(conversation),
+        "contact_email": conversation.contact_email,
     }
 
 
@@ -153,10 +157,23 @@ async def assign(
 
 @router.post("/{conversation_id}/hand-back", responses=ERRORS)
 async def hand_back(
-    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
-) -> ConversationSummary:
-    """Give the conversation back to the bot, with everything said meanwhile in its context."""
-    return summary(await inbox.hand_back(work, conversation_id), None)
+    conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, turns: Turns, work: Work
+) -> HandedBack:
+    """Give the conversation back to the bot, with everything said meanwhile in its context.
+
+    If the customer wrote after the last reply, the bot answers the last of those messages
+    (`answering_message_id`); if it cannot (no engine, say), `unanswered_reason` says why and
+    the messages are still yours to answer."""
+    conversation = await inbox.hand_back(work, conversation_id, warm=False)
+    answer = await turns.answer_waiting(work, conversation_id)
+    if answer.answering_message_id is None:  # else the answer's own prompt warms the context
+        inbox.warm_once_stored(work, conversation)
+    return HandedBack(
+        **summary(conversation, None).model_dump(),
+        waiting_messages=answer.waiting,
+        answering_message_id=answer.answering_message_id,
+        unanswered_reason=answer.unanswered_reason,
+    )
 
 
 @router.post("/{conversation_id}/resolve", responses=ERRORS)

@@ -16,10 +16,26 @@ class ConversationSummary(BaseModel):
     assignee_id: int | None
     handoff_reason: str | None
     customer: CustomerOut | None = Field(description="Who the customer is, if the shop said; null if not.")
+    contact_email: str | None = Field(
+        description="An address the customer left in the widget while the team was away: given by "
+        "them, unverified (the shop's verified identity is `customer`)."
+    )
     message_count: int
     last_message: str | None
     created_at: datetime
     updated_at: datetime
+
+
+class HandedBack(ConversationSummary):
+    waiting_messages: int = Field(description="Customer messages since the last reply, when handed back.")
+    answering_message_id: int | None = Field(
+        description="The last of them, which the bot is now answering (its reply reaches the customer "
+        "live and the transcript); null if none waited or the bot cannot answer."
+    )
+    unanswered_reason: str | None = Field(
+        description="Why the bot cannot answer the waiting messages (e.g. the engine is unavailable): "
+        "they are unanswered, for a person to answer. Null otherwise."
+    )
 
 
 class ConversationPage(BaseModel):
@@ -45,6 +61,10 @@ class Transcript(BaseModel):
     assignee_id: int | None
     handoff_reason: str | None
     customer: CustomerOut | None = Field(description="Who the customer is, if the shop said; null if not.")
+    contact_email: str | None = Field(
+        description="An address the customer left in the widget while the team was away: given by "
+        "them, unverified (the shop's verified identity is `customer`)."
+    )
     context: dict[str, Any] | None
     greeting: str
     created_at: datetime

@@ -131,14 +131,19 @@ class InboxService:
         audit.record(work.db, by, audit.ASSIGN, "conversation", conversation_id, assignee_id=agent_id)
         return conversation
 
-    async def hand_back(self, work: UnitOfWork, conversation_id: str) -> Conversation:
+    async def hand_back(self, work: UnitOfWork, conversation_id: str, *, warm: bool = True) -> Conversation:
+        """Back to the bot; with `warm`, its context is run through the engine once stored (not
+        needed when the bot answers at once: its reply's prompt is the same context)."""
         conversation = await self._change(work, conversation_id, lifecycle.hand_back)
+        if warm:
+            self.warm_once_stored(work, conversation)
+        return conversation
 
+    def warm_once_stored(self, work: UnitOfWork, conversation: Conversation) -> None:
         async def warm_context() -> None:
             await self._warm_context(work, conversation)
 
         work.after_commit(warm_context)
-        return conversation
 
     async def resolve(self, work: UnitOfWork, conversation_id: str) -> Conversation:
         return await self._change(work, conversation_id, lifecycle.resolve)

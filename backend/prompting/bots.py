@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 
 from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
+from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
 from backend.prompting.reference import PolicyLines
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -44,6 +45,7 @@ class Bot:
     handoff: HandoffSettings
     judges: dict[str, JudgePrompt]  # the yes/no questions asked about its conversations (those on)
     reference: PolicyLines  # its policy's lines, to repeat those that match a message beside it
+    office_hours: OfficeHours | None = None  # when its team is there; None: always (never in the prompt)
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -76,7 +78,8 @@ def load_bot(folder: Path) -> Bot:
     if missing:
         raise BotDefinitionError(f"bot {slug!r}: missing {', '.join(missing)} in {folder}")
     try:
-        meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
+        source = (folder / "bot.toml").read_text(encoding="utf-8")
+        meta = tomllib.loads(source)
         language = meta.get("language", "en")
         variables = dict(meta.get("vars", {}))
         examples = load_worked_examples(folder)
@@ -106,7 +109,12 @@ def load_bot(folder: Path) -> Bot:
             ),
             judges=load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on)),
             reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading")),
+            office_hours=(
+                parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
+            ),
         )
+    except OfficeHoursError as error:
+        raise BotDefinitionError(str(error)) from error
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
 

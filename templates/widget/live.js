@@ -37,22 +37,31 @@
 
   function handleLiveEvent(type, event) {
     const data = (event && event.data) || {};
-    if (type === "message.created" && data.role === "agent") {
+    if (type === "message.created" && isReply(data)) {
+      // The bot's replies to the customer's own turns stream with them; this shows the others
+      // (an answer when the bot takes back over), each once.
       if (state.shownMessageIds.has(data.message_id)) return;
-      addMessage("agent", data.text || "", { id: data.message_id, author: data.author_name });
+      const bubble = addMessage(data.role, data.text || "", { id: data.message_id, author: data.author_name });
+      if (data.role === "assistant") addFeedback(bubble, data.message_id);
       state.toldWaiting = false;
       if (panel.hidden) setUnread(state.unread + 1);
     } else if (type === "conversation.status_changed" && typeof data.status === "string") {
-      applyStatus(data.status, data.assignee_id ?? null);
+      // A handoff the customer asked for: the bot's own message says so.
+      applyStatus(data.status, data.assignee_id ?? null, { announced: data.reason === "customer_request" });
     }
+  }
+
+  function isReply(message) {
+    return message.role === "agent" || (message.role === "assistant" && message.status === "complete");
   }
 
   async function catchUp(conversation) {
     if (state.busy || state.conversation !== conversation) return;
     const history = await requestJson(conversationUrl("/messages"), { headers: authHeaders() });
     for (const message of history.messages) {
-      if (message.role === "agent" && !state.shownMessageIds.has(message.id)) {
-        addMessage("agent", message.text, { id: message.id, author: message.author_name });
+      if (isReply(message) && !state.shownMessageIds.has(message.id)) {
+        const bubble = addMessage(message.role, message.text, { id: message.id, author: message.author_name });
+        if (message.role === "assistant") addFeedback(bubble, message.id, message.feedback);
       }
     }
     if (history.status !== state.status) applyStatus(history.status);

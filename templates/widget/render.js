@@ -1,4 +1,4 @@
-  // render.js: showing messages, notices, errors, typing dots, the badge and the status.
+  // render.js: showing messages, notices, errors, typing dots and the badge.
 
   function isNearBottom() {
     return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
@@ -98,20 +98,6 @@
     launcher.setAttribute("aria-label", count ? `${T.openChat} (${T.newMessages(count)})` : T.openChat);
   }
 
-  // The header says what is true now: not "replies instantly" while the chat cannot be used.
-  function updateSubtitle() {
-    const problems = {
-      connecting: T.connectingSubtitle,
-      offline: T.offlineSubtitle,
-      unavailable: T.unavailableSubtitle,
-      "not-allowed": T.notAllowedSubtitle,
-    };
-    const subtitles = { open: T.teamSubtitle, resolved: T.resolvedSubtitle };
-    const problem = problems[state.connection];
-    subtitle.dataset.status = problem ? state.connection : state.status;
-    subtitle.textContent = problem || subtitles[state.status] || T.assistantSubtitle;
-  }
-
   // "connecting" (nothing heard yet), "online", "offline" (the server did not answer),
   // "unavailable" (it answered, but the chat could not start) or "not-allowed" (the server
   // refuses this page's origin).
@@ -119,26 +105,6 @@
     state.connection = connection;
     host.dataset.connection = connection;
     updateSubtitle();
-  }
-
-  // A status from the server; notices only for changes the customer hasn't seen yet.
-  function applyStatus(status, assigneeId, { quiet = false } = {}) {
-    const before = { status: state.status, assigneeId: state.assigneeId };
-    state.status = status;
-    if (assigneeId !== undefined) state.assigneeId = assigneeId;
-    if (status !== before.status) state.toldWaiting = false;
-    if (status !== "open") state.assigneeId = null;
-    updateSubtitle();
-    if (status === "resolved") offerRating();
-    if (quiet) return;
-    if (status === "open") {
-      if (before.status !== "open") addNotice(state.assigneeId != null ? T.withTeam : T.connecting);
-      else if (before.assigneeId == null && state.assigneeId != null) addNotice(T.withTeam);
-    } else if (status === "bot" && before.status === "open") {
-      addNotice(T.botBack);
-    } else if (status === "resolved" && before.status !== "resolved") {
-      addNotice(T.resolved);
-    }
   }
 
   // Under the box: "count / limit"; near the limit, how many are left; over it, how many too many.

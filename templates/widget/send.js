@@ -70,6 +70,7 @@
         if (type === "accepted" && data.user_message_id != null) {
           userBubble.dataset.messageId = String(data.user_message_id);
           state.shownMessageIds.add(data.user_message_id);
+          if (data.reply_message_id != null) state.shownMessageIds.add(data.reply_message_id); // shown here
         } else if (type === "token") {
           streamed += data.text || "";
           const visible = tidy(streamed);
@@ -90,7 +91,8 @@
             // A reply an agent cut short is not the bot's answer: it is not rated.
             if (data.finish_reason !== "interrupted") addFeedback(reply, data.message_id);
           }
-          if (typeof data.status === "string") applyStatus(data.status);
+          // The bot's handover message is the one word of the handoff: no notice besides it.
+          if (typeof data.status === "string") applyStatus(data.status, undefined, { announced: data.finish_reason === "handoff" });
           if (panel.hidden) setUnread(state.unread + 1);
         } else if (type === "waiting") {
           finished = true;

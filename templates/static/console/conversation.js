@@ -100,8 +100,10 @@ async function runAction(name, button) {
   const buttons = [...$("actions").querySelectorAll("button")];
   buttons.forEach((b) => (b.disabled = true));
   try {
-    await api(conversationPath(id, action.path), { method: "POST", body: action.body ? action.body() : undefined });
+    const result = await api(conversationPath(id, action.path), { method: "POST", body: action.body ? action.body() : undefined });
     announce(action.done);
+    // Handed back while the bot cannot answer: what the customer wrote meanwhile is still unanswered.
+    if (result?.unanswered_reason) showError("conversation-error", result.unanswered_reason);
     await loadTranscript();
     refreshInbox();
   } catch (error) {

@@ -41,6 +41,11 @@ export function renderTranscript(t) {
   const started = t.messages.length ? t.messages[0].created_at : null;
   $("conversation-started").replaceChildren(started ? timeNode(started, shortTime) : "Not yet");
   $("conversation-customer").replaceChildren(customerNode(t.customer, { withUserId: true }));
+  // An address the customer left while the team was away: theirs to give, so never "verified".
+  $("conversation-contact-fact").hidden = !t.contact_email;
+  $("conversation-contact").replaceChildren(
+    ...(t.contact_email ? [t.contact_email, el("span", { class: "identity unverified" }, "Given by the customer, unverified")] : []),
+  );
   renderContext(t.context);
   signal("transcript-shown", t); // the actions and the composer follow the conversation's status
 
