@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from backend.config import PROJECT_ROOT, Settings, get_settings
-from backend.evaluation.ablation import VARIANTS, ablation_table, prompts_without_examples
+from backend.evaluation.ablation import VARIANTS, ablation_table
 from backend.evaluation.cases import EvalFileError
 from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
 
@@ -28,9 +28,6 @@ def eval_command(
         Path | None, typer.Option(help="Fail if a bot passes fewer cases than here, less the margin.")
     ] = None,
     margin: Annotated[int, typer.Option(help="Cases a bot may lose against the baseline.")] = 2,
-    without_examples: Annotated[
-        bool, typer.Option(help="Leave the bots' worked examples out of their prefix (to measure them).")
-    ] = False,
     ablation: Annotated[
         bool,
         typer.Option(
@@ -41,21 +38,15 @@ def eval_command(
 ) -> None:
     """Run every bot's eval cases (prompts/<bot>/eval.toml) through the app and score the replies."""
     settings = get_settings()
-    if (without_examples or ablation) and url:
-        typer.secho("error: --without-examples and --ablation change this process's bots", err=True)
+    if ablation and url:
+        typer.secho("error: --ablation changes this process's bots, not a running app's", err=True)
         raise typer.Exit(2)
     if ablation:
         _ablation(settings, bot, ABLATION_OUTPUT if output == DEFAULT_OUTPUT else output)
         return
-    with tempfile.TemporaryDirectory(prefix="prefixdesk-prompts-") as scratch:
-        if without_examples:
-            prompts = prompts_without_examples(settings.prompts_dir, Path(scratch))
-            settings = settings.model_copy(update={"prompts_dir": prompts})
-        cases = _cases(settings, bot)
-        results = asyncio.run(_evaluate(settings, url, cases))
+    results = asyncio.run(_evaluate(settings, url, _cases(settings, bot)))
     report = {
         "model": str(settings.model or "default"),
-        "worked_examples": not without_examples,
         "relevant_lines": settings.relevant_lines,
         "bots": results,
     }
