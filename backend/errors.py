@@ -23,6 +23,12 @@ class Forbidden(AppError):
     status_code, code = 403, "forbidden"
 
 
+class IdentityNotVerified(Forbidden):
+    """A customer identity whose signature does not match (or cannot be checked)."""
+
+    code = "identity_not_verified"
+
+
 class Conflict(AppError):
     status_code, code = 409, "conflict"
 

@@ -24,6 +24,14 @@ from backend.prompting.office_hours import DAYS
 from backend.services import Services
 
 
+def customer_turn(decoded: str) -> str:
+    """A stored customer message as the model saw it, without the note of policy lines that may
+    come before it (a system turn of the policy's own text: prompting/reference.py)."""
+    if decoded.startswith("<|im_start|>system\n"):
+        return decoded.partition("<|im_end|>\n")[2]
+    return decoded
+
+
 async def start(client: httpx.AsyncClient, bot: str = "shop-en", **body) -> dict:
     response = await client.post("/api/v1/widget/conversations", json={"bot": bot, **body})
     assert response.status_code == 201, response.text

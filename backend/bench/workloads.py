@@ -57,8 +57,10 @@ def question(index: int) -> str:
     """A distinct customer question for every index (the policy answers the base question)."""
     base = SHOP_EN[index % len(SHOP_EN)]
     round_ = index // len(SHOP_EN)
-    # The order number comes first: repeated questions then share no full cache block beyond
-    # the bot's prefix, which keeps "cacheable" exactly the prefix's full blocks.
+    # The order number comes first: repeated questions then share no full cache block of their
+    # own beyond the bot's prefix, so "cacheable" counts the prefix's full blocks. (The note of
+    # matching policy lines before a question opens alike every time, so a first turn may find
+    # a block more: cached tokens are at least, not exactly, the cacheable ones.)
     return base if round_ == 0 else f"Order NW-{round_}{index:04d}: {base}"
 
 

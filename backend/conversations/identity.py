@@ -12,7 +12,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from backend.errors import Forbidden
+from backend.errors import IdentityNotVerified
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,13 @@ def verify(
     if signature is None:
         return CustomerIdentity(user_id, email, name, verified=False)
     if not secret:
-        raise Forbidden(
+        raise IdentityNotVerified(
             "this identity is signed but the server has no identity secret "
             "(set PREFIXDESK_IDENTITY_SECRET), or send it without a signature as unverified"
         )
     expected = sign(secret, user_id, email, name)
     if not hmac.compare_digest(expected, signature.lower()):
-        raise Forbidden(
+        raise IdentityNotVerified(
             "the identity's signature does not match: sign user_id, email and name joined by "
             "newlines with HMAC-SHA256 and the identity secret, as a hex digest"
         )

@@ -101,8 +101,7 @@
         }
       }
     }
-    applyStatus(history.status, undefined, { quiet: true });
-    if (history.status === "open") addNotice(T.withTeamEarlier);
+    applyStatus(history.status, undefined, { quiet: true }); // the header says who answers now
     log.scrollTop = log.scrollHeight;
     if (stillWriting) awaitReplyInProgress();
   }

@@ -15,7 +15,7 @@ from backend.agents.models import AgentRole
 from backend.conversations import repository
 from backend.conversations.models import Message, Note
 from backend.engine.interface import GenerationResult
-from tests.helpers import WrappedEngine, auth, done_event, parse_sse, start
+from tests.helpers import WrappedEngine, auth, customer_turn, done_event, parse_sse, start
 from tests.support import client_app, make_agent, running_app, served, wait_ready
 
 JSON = {"content-type": "application/json"}
@@ -163,7 +163,7 @@ async def test_other_control_characters_are_kept_exactly(live, admin):
 
     user, _bot, agent = await stored_messages(live, cid)
     assert (user.text, agent.text) == (typed, agent_reply)
-    assert tokenizer(live).decode(user.token_ids) == f"<|im_start|>user\n{typed}<|im_end|>\n"
+    assert customer_turn(tokenizer(live).decode(user.token_ids)) == f"<|im_start|>user\n{typed}<|im_end|>\n"
     history = (await live.get(messages_url(conversation), headers=auth(conversation))).json()["messages"]
     assert [m["text"] for m in history if m["role"] != "assistant"] == [typed, agent_reply]
     transcript = (await live.get(f"/api/v1/conversations/{cid}", headers=admin)).json()
@@ -196,7 +196,7 @@ async def test_template_syntax_is_stored_and_shown_verbatim_and_never_evaluated(
     # What the model is given: the literal text in each turn, the context as typed.
     decode = tokenizer(live).decode
     for message, text in zip(users, TEMPLATES, strict=True):
-        assert decode(message.token_ids) == f"<|im_start|>user\n{text}<|im_end|>\n"
+        assert customer_turn(decode(message.token_ids)) == f"<|im_start|>user\n{text}<|im_end|>\n"
     assert decode(stored[-1].token_ids) == "<|im_start|>assistant\n{{ 6*7 }}<|im_end|>\n"
     prompt = decode(await model_context(live, cid))
     assert "- name: {{ 7*7 }}\n- plan: {% if true %}gold{% endif %}<|im_end|>" in prompt

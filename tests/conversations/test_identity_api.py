@@ -44,7 +44,7 @@ async def test_identities_signed_unsigned_and_badly_signed(tiny_settings, tiny_e
             },
         )
         assert forged.status_code == 403
-        assert forged.json()["error"] == "forbidden"
+        assert forged.json()["error"] == "identity_not_verified"
         assert "signature does not match" in forged.json()["detail"]
         for bad in (
             {"email": "no-at-sign", "name": "Ada"},

@@ -143,4 +143,7 @@ async def test_special_tokens_typed_by_a_customer_reach_the_model_as_text(client
         )
     im_start, im_end = 151644, 151645
     assert user.text == attack.strip()
-    assert user.token_ids.count(im_start) == 1 and user.token_ids.count(im_end) == 1
+    # One turn of the customer's, after a note of policy lines if one matched: no more.
+    seen = chat.assembler.format.tokenizer.decode(user.token_ids)
+    turns = 2 if seen.startswith("<|im_start|>system\n") else 1
+    assert user.token_ids.count(im_start) == turns and user.token_ids.count(im_end) == turns

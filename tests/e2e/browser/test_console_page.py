@@ -547,12 +547,13 @@ async def test_who_the_customer_is_signed_or_not_shows_in_the_console(page, iden
     # Another page claims the same e-mail without a signature: accepted, but unverified.
     async with httpx.AsyncClient(base_url=live_url) as client:
         claimed = await start(client, identity={"email": email, "name": "Not Ada"})
-    # A forged signature is refused, and the customer is told why.
+    # A forged signature is refused; the customer is told in the widget's language (the server's
+    # words go to the page's console, for the shop's developer).
     forged = await page.context.new_page()
     await embed_with_identity(
         forged, live_url, id="cus_1", email=email, name="Ada Lovelace", signature=signature
     )
-    await expect(forged.get_by_role("dialog", name="Chat")).to_contain_text("signature does not match")
+    await expect(forged.get_by_role("dialog", name="Chat")).to_contain_text("could not confirm who you are")
     await forged.close()
 
     console = await page.context.new_page()

@@ -65,8 +65,9 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
         assert modes["on"]["requests"] == modes["off"]["requests"] == 3, way
         assert modes["off"]["cached_tokens"] == 0, way
         assert 0 < modes["on"]["cached_tokens"] <= modes["on"]["prompt_tokens"], way
-        # Every full block of the bot's prefix hits, whichever way the request came.
-        assert modes["on"]["cached_tokens"] == modes["on"]["cacheable_tokens"], way
+        # Every full block of the bot's prefix hits, whichever way the request came (a block
+        # after it may too: the note of policy lines before each question opens alike).
+        assert modes["on"]["cached_tokens"] >= modes["on"]["cacheable_tokens"], way
         assert modes["on"]["peak_rss_mib"] > 0, way
     multiturn = figures["multiturn"]
     for way, modes in multiturn["ways"].items():
@@ -99,7 +100,7 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
             # Caching is on. vLLM does not cache the drafts accepted in a reply's last step
             # (docs/benchmarks.md): a later turn may find up to one block fewer.
             lost = 0 if mode == "off" else 32 * run["requests"]
-            assert run["cacheable_tokens"] - lost <= run["cached_tokens"] <= run["cacheable_tokens"], (
+            assert run["cacheable_tokens"] - lost <= run["cached_tokens"] <= run["prompt_tokens"], (
                 mode,
                 part,
             )
