@@ -270,6 +270,8 @@ async function refresh() {
       withReports ? request(reportPath(seconds)) : null,
       withReports ? request(reportPath(seconds, "/replies")) : null,
     ]);
+    // A poll of the window chosen before may answer after the refresh of the new one: drop it.
+    if (seconds !== Number($("window").value)) return;
     showMetrics(data, windowName);
     if (withReports) {
       reportsAt = Date.now();
