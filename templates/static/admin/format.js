@@ -29,3 +29,14 @@ export function clock(unixSeconds, { seconds = false } = {}) {
 export function row(cell, values) {
   return el("tr", {}, ...values.map((v) => el(cell, {}, v)));
 }
+
+// A table's body: a row of cells per item, or one row across `columns` saying there is none.
+export function fillBody(table, rowsOfCells, columns, none) {
+  table
+    .querySelector("tbody")
+    .replaceChildren(
+      ...(rowsOfCells.length
+        ? rowsOfCells.map((cells) => row("td", cells))
+        : [el("tr", {}, el("td", { colspan: columns }, none))]),
+    );
+}

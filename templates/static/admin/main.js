@@ -10,7 +10,7 @@ import { savedToken, request } from "../shared/api.js";
 import { $, el } from "../shared/dom.js";
 import { signIn, signOut } from "../shared/signin.js";
 import { chartFigure, drawChart } from "./chart.js";
-import { clock, fmt, row } from "./format.js";
+import { clock, fillBody, fmt, row } from "./format.js";
 import { repliesSection, showReplies } from "./replies.js";
 import { reportPath, showSupport, supportSection } from "./support.js";
 import { setTile, tile } from "./tiles.js";
@@ -240,24 +240,17 @@ function showMetrics(data, windowName) {
     format: (v) => `${Math.round(v)}%`,
   });
   const bots = Object.entries(data.per_bot);
-  $("per-bot")
-    .querySelector("tbody")
-    .replaceChildren(
-      ...(bots.length
-        ? bots.map(([bot, b]) =>
-            row("td", [
-              bot,
-              fmt.num(b.replies),
-              fmt.rate(b.replies_per_s),
-              fmt.num(b.errors),
-              fmt.pct(b.hit_rate),
-              fmt.ms(b.ttft_ms.p95),
-              fmt.ms(b.total_ms.p50),
-              fmt.ms(b.total_ms.p95),
-            ]),
-          )
-        : [el("tr", {}, el("td", { colspan: BOT_HEADINGS.length }, "No bot replies in this window"))]),
-    );
+  const perBot = bots.map(([bot, b]) => [
+    bot,
+    fmt.num(b.replies),
+    fmt.rate(b.replies_per_s),
+    fmt.num(b.errors),
+    fmt.pct(b.hit_rate),
+    fmt.ms(b.ttft_ms.p95),
+    fmt.ms(b.total_ms.p50),
+    fmt.ms(b.total_ms.p95),
+  ]);
+  fillBody($("per-bot"), perBot, BOT_HEADINGS.length, "No bot replies in this window");
 }
 
 async function refresh() {

@@ -3,7 +3,7 @@
  * they are rated now). */
 
 import { $, el } from "../shared/dom.js";
-import { fmt, row } from "./format.js";
+import { fillBody, fmt, row } from "./format.js";
 
 const HEADINGS = ["Bot", "Replies", "Doubtful", "Helpful", "Not helpful", "Share helpful"];
 
@@ -40,12 +40,7 @@ const cells = (name, counts) => [
 export function showReplies(figures) {
   const table = $("replies-per-bot");
   const bots = Object.entries(figures.per_bot);
-  table
-    .querySelector("tbody")
-    .replaceChildren(
-      ...(bots.length
-        ? bots.map(([bot, counts]) => row("td", cells(bot, counts)))
-        : [el("tr", {}, el("td", { colspan: HEADINGS.length }, "No bot replies in this window"))]),
-    );
+  const perBot = bots.map(([bot, counts]) => cells(bot, counts));
+  fillBody(table, perBot, HEADINGS.length, "No bot replies in this window");
   table.querySelector("tfoot").replaceChildren(row("th", cells("All bots", figures.total)));
 }

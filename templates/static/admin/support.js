@@ -4,7 +4,7 @@
  * their 1-5 ratings of resolved conversations given in the window. */
 
 import { $, el } from "../shared/dom.js";
-import { fmt, row } from "./format.js";
+import { fillBody, fmt, row } from "./format.js";
 import { setTile, tile } from "./tiles.js";
 
 const HEADINGS = [
@@ -68,20 +68,13 @@ export function showSupport(report) {
   setTile("helpful", fmt.pct(upShare), `${up} up · ${down} down, on bot replies written in the window`);
   setTile("satisfaction", ...satisfaction(t.ratings));
   const bots = Object.entries(report.per_bot);
-  $("support-per-bot")
-    .querySelector("tbody")
-    .replaceChildren(
-      ...(bots.length
-        ? bots.map(([bot, b]) =>
-            row("td", [
-              bot,
-              fmt.num(b.conversations),
-              `${b.handed_off} (${fmt.pct(b.handoff_rate)})`,
-              fmt.seconds(b.first_human_response_s.median),
-              fmt.seconds(b.resolution_s.median),
-              fmt.num(b.resolved_by_bot),
-            ]),
-          )
-        : [el("tr", {}, el("td", { colspan: HEADINGS.length }, "No conversations started in this window"))]),
-    );
+  const perBot = bots.map(([bot, b]) => [
+    bot,
+    fmt.num(b.conversations),
+    `${b.handed_off} (${fmt.pct(b.handoff_rate)})`,
+    fmt.seconds(b.first_human_response_s.median),
+    fmt.seconds(b.resolution_s.median),
+    fmt.num(b.resolved_by_bot),
+  ]);
+  fillBody($("support-per-bot"), perBot, HEADINGS.length, "No conversations started in this window");
 }
