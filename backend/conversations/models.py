@@ -109,6 +109,10 @@ class Message(Base):
     feedback: Mapped[ReplyFeedback | None] = mapped_column(string_enum(ReplyFeedback, "reply_feedback"))
     feedback_at: Mapped[datetime | None]
     doubt: Mapped[str | None] = mapped_column(Text)  # why a bot reply may be wrong, if it may
+    # A customer's message: the ids of the help-center articles given to the model beside it.
+    articles: Mapped[list[str] | None] = mapped_column(JSON)
+    # A bot reply: the articles it cites ({id, title, url}), checked against its help center.
+    sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 

@@ -86,6 +86,12 @@ class SendMessage(BaseModel):
     text: StorableText = Field(description="What the customer typed.", examples=["Can I return a tent?"])
 
 
+class SourceOut(BaseModel):
+    id: str = Field(description="The article's id, as the reply cited it.")
+    title: str
+    url: str | None = Field(default=None, description="Its public address, if the help center gives one.")
+
+
 class MessageOut(BaseModel):
     id: int
     seq: int
@@ -107,9 +113,18 @@ class MessageOut(BaseModel):
         default=None, description="The customer's rating of a bot reply, `up` or `down`; null if none."
     )
     feedback_at: datetime | None = None
+    sources: list[SourceOut] = Field(
+        default_factory=list,
+        description="The help-center articles a bot reply cites, each checked against the bot's articles.",
+    )
     created_at: datetime
 
     model_config = {"from_attributes": True}
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _no_sources(cls, value: object) -> object:
+        return [] if value is None else value
 
     @classmethod
     def of(cls, message: Message, author_names: Mapping[int, str]) -> "MessageOut":

@@ -276,8 +276,12 @@ class ChatTurns:
             )
             session = Session([*message.context_ids, *reply_ids], reply.seq, result.text)
             await self.context.remember(message.conversation.id, session)
-            timings = {"held_ms": round(held_s * 1000, 1), "checks_ms": round(review.seconds * 1000, 1)}
-            stream.put(Done.generated(reply.message_id, result, status, review.doubts, **timings))
+            held_ms, checks_ms = round(held_s * 1000, 1), round(review.seconds * 1000, 1)
+            stream.put(
+                Done.generated(
+                    reply.message_id, result, status, review.doubts, held_ms=held_ms, checks_ms=checks_ms
+                )
+            )
             if not interrupted:  # an interrupted reply has no meaningful timings
                 ttft_ms, total_ms = result.ttft_s * 1000, result.total_s * 1000
                 usage = (result.prompt_tokens, result.cached_tokens, len(result.token_ids))

@@ -67,6 +67,7 @@ class Done(TurnEvent):
     doubt: str | None = None  # why the reply may be wrong, if the checks found a reason
     held_ms: float | None = None  # how long the first token waited for the gates
     checks_ms: float | None = None  # what the reply checks took after the reply
+    sources: list[dict[str, str | None]] | None = None  # the articles it cites: id, title, url
 
     @classmethod
     def generated(
@@ -78,6 +79,7 @@ class Done(TurnEvent):
         *,
         held_ms: float | None = None,
         checks_ms: float | None = None,
+        sources: list[dict[str, str | None]] | None = None,
     ) -> "Done":
         return cls(
             message_id=message_id,
@@ -93,6 +95,7 @@ class Done(TurnEvent):
             doubt="; ".join(doubts) or None,
             held_ms=held_ms,
             checks_ms=checks_ms,
+            sources=sources or None,
         )
 
 

@@ -26,7 +26,7 @@ PREFLIGHT_MAX_AGE_S = 600
 def not_allowed(origin: str) -> str:
     return (
         f"the origin {origin} is not allowed to use the chat widget: add it to {WIDGET_ORIGINS_SETTING} "
-        f"or, without a restart, POST {{\"origin\": \"{origin}\"}} to {ORIGINS_API} (admin); scheme, host "
+        f'or, without a restart, POST {{"origin": "{origin}"}} to {ORIGINS_API} (admin); scheme, host '
         "and port must match exactly"
     )
 

@@ -1,8 +1,9 @@
 """What is stored of bots: each bot, and every version of its fixed prefix that served traffic."""
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from backend.db import Base, utcnow
@@ -30,4 +31,8 @@ class PromptVersion(Base):
     system_prompt: Mapped[str] = mapped_column(Text)
     greeting: Mapped[str] = mapped_column(Text)
     prefix_token_ids: Mapped[list[int]]
+    # Its help center's articles ({id, title, url, text}, canonical order), null if it has none;
+    # in the fixed prefix, or brought beside the questions they match when they do not fit.
+    knowledge: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    knowledge_in_prefix: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

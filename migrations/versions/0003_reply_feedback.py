@@ -15,12 +15,18 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('messages', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('feedback', sa.Enum('up', 'down', name='reply_feedback', native_enum=False, length=16), nullable=True))
-        batch_op.add_column(sa.Column('feedback_at', sa.DateTime(timezone=True), nullable=True))
+    with op.batch_alter_table("messages", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column(
+                "feedback",
+                sa.Enum("up", "down", name="reply_feedback", native_enum=False, length=16),
+                nullable=True,
+            )
+        )
+        batch_op.add_column(sa.Column("feedback_at", sa.DateTime(timezone=True), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('messages', schema=None) as batch_op:
-        batch_op.drop_column('feedback_at')
-        batch_op.drop_column('feedback')
+    with op.batch_alter_table("messages", schema=None) as batch_op:
+        batch_op.drop_column("feedback_at")
+        batch_op.drop_column("feedback")

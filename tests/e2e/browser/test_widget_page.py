@@ -313,7 +313,6 @@ async def test_refusals_are_shown_and_a_lost_conversation_starts_afresh(page, li
     assert (await stored_conversation(page))["conversation_id"] != "gone"
 
 
-
 async def test_the_counter_shows_the_limit_warns_near_it_and_keeps_a_long_message(page, live_url):
     await page.goto(live_url + "/")
     dialog = await open_widget(page)
