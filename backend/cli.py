@@ -10,6 +10,7 @@ from backend.agents.cli import agents_app
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
 from backend.evaluation.cli import eval_command, judges_command
+from backend.knowledge.cli import knowledge_app
 from backend.prompting.cli import prompts_app
 
 app = typer.Typer(
@@ -23,6 +24,7 @@ model_app = typer.Typer(
 app.add_typer(model_app, name="model")
 app.add_typer(agents_app, name="agents")
 app.add_typer(prompts_app, name="prompts")
+app.add_typer(knowledge_app, name="knowledge")
 app.command("eval")(eval_command)
 app.command("judges")(judges_command)
 
