@@ -57,7 +57,13 @@ class Settings(BaseSettings):
     enable_prefix_caching: bool = True
     block_size: int = 32  # vLLM's CPU attention needs a multiple of 32
     kv_cache_gib: float = 4.0
-    max_model_len: int = 4096
+    # The context window; unset, the model's own (`max_position_embeddings`: 32,768 for Qwen2.5).
+    max_model_len: int | None = None
+    # Of the context window, what a conversation keeps beyond its bot's fixed prefix: a help center
+    # that would leave less is not put in the prefix; its articles come beside the questions.
+    conversation_room_tokens: int = Field(default=4096, ge=256)
+    # What a live conversation is taken to add to the KV cache, for the sizing logged at start-up.
+    sizing_conversation_tokens: int = Field(default=2048, ge=1)
     max_num_batched_tokens: int = 4096
     max_num_seqs: int = 32
     gpu_memory_utilization: float = 0.5  # on the CPU build: share of host memory

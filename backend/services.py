@@ -33,9 +33,11 @@ from backend.db import create_db_engine, create_session_factory
 from backend.embedding.origins import AllowedOrigins
 from backend.engine.factory import start_engine
 from backend.engine.interface import Engine
+from backend.engine.kv_sizing import context_window, knowledge_budget, kv_sizing
 from backend.engine.live import LiveEngine
 from backend.engine.model_store import resolve_model_dir
 from backend.engine.supervisor import EngineSupervisor
+from backend.engine.vllm_options import engine_dtype
 from backend.events.bus import PROMPTS_RELOADED, STATUS_CHANGED, EventBus, MemoryEventBus, RedisEventBus
 from backend.events.listener import EventListener
 from backend.inbox.service import InboxService
@@ -154,16 +156,23 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
     new_work = partial(unit_of_work, sessions, bus)
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+    window = context_window(model_dir, settings.max_model_len)  # the model's own unless configured
+    settings = settings.model_copy(update={"max_model_len": window})
     tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
     assembler = PromptAssembler(ChatFormat(tokenizer))
-    bots = BotRegistry(prompts_dir=settings.prompts_dir, secret_key=settings.secret_key, assembler=assembler)
+    bots = BotRegistry(
+        prompts_dir=settings.prompts_dir,
+        secret_key=settings.secret_key,
+        assembler=assembler,
+        knowledge_budget=knowledge_budget(window, settings.conversation_room_tokens),
+    )
     live = LiveEngine()
     metrics = Metrics(metrics_store)
     context = ConversationContext(store, bots.prefix_of_version)
     locks = TurnLocks(store, ttl_s=settings.turn_lock_ttl_s)
     claims = TurnClaims(ReplySlots(settings.max_pending_replies), locks, ReplyStops())
     turns = ChatTurns(
-        limits=TurnLimits.of(settings),
+        limits=TurnLimits.of(settings, window),
         engine=live,
         bots=bots,
         context=context,
@@ -180,10 +189,21 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
     )
 
     async def attach(started: Engine) -> None:
+        fixed = sum(len(ids) for live_bot in bots.values() for _, ids in live_bot.fixed_prompts())
+        sizing = kv_sizing(
+            model_dir,
+            kv_cache_gib=settings.kv_cache_gib,
+            block_size=settings.block_size,
+            dtype=engine_dtype(settings.dtype),
+            fixed_tokens=fixed,
+            conversation_tokens=settings.sizing_conversation_tokens,
+        )
+        logger.info("context window %d tokens; %s", window, sizing.describe(len(bots)))
+        # Turns are taken at once; a bot still warming answers too, paying its own prefill.
+        live.attach(started)
         if settings.warmup_on_start:  # so that the first customer of each bot already hits
             await bots.warm(started)
-        live.attach(started)
-        logger.info("ready: %d bots warmed", len(bots))
+        logger.info("ready: %d bots warm", len(bots))
 
     async def given() -> Engine:
         assert engine is not None
@@ -218,7 +238,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         customers=CustomerConversations(
             bots=bots,
             assembler=assembler,
-            max_model_len=settings.max_model_len,
+            max_model_len=window,
             identity_secret=settings.identity_secret.get_secret_value() if settings.identity_secret else None,
         ),
         team=TeamDesk(bots=bots),
@@ -230,7 +250,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
             bots=bots,
             metrics=metrics,
             max_message_chars=settings.max_message_chars,
-            max_model_len=settings.max_model_len,
+            max_model_len=window,
         ),
         erasures=Erasures(locks=locks, context=context),
         reloads=reloads,

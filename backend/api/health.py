@@ -25,12 +25,16 @@ async def readyz(
     supervisor: Annotated[EngineSupervisor, Depends(provided(EngineSupervisor))],
     bots: Annotated[BotRegistry, Depends(provided(BotRegistry))],
 ) -> JSONResponse:
-    """Ready once the model is loaded and every bot's fixed prefix has been warmed."""
+    """Ready once the model is loaded and no bot's fixed prefix is still being warmed.
+
+    Turns are taken before that (a bot still warming pays its own prefill); `bots` says which
+    are warm, so a long help center being computed shows as such."""
+    ready = engine.ready and not bots.warming
     body: dict[str, object] = {
-        "ready": engine.ready,
-        "bots": sorted(bots),
+        "ready": ready,
+        "bots": {slug: bots.warmth.get(slug, "cold") for slug in sorted(bots)},
         "engine": {"status": supervisor.status, "restarts": supervisor.restarts},
     }
     if supervisor.error:
         body["error"] = supervisor.error
-    return JSONResponse(body, status_code=200 if engine.ready else 503)
+    return JSONResponse(body, status_code=200 if ready else 503)

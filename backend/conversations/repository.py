@@ -49,6 +49,16 @@ async def list_message_token_ids(db: AsyncSession, conversation_id: str) -> list
     return list(result)
 
 
+async def given_articles(db: AsyncSession, conversation_id: str) -> set[str]:
+    """The ids of the help-center articles the model was given beside this conversation's messages."""
+    result = await db.scalars(
+        select(Message.articles).where(
+            Message.conversation_id == conversation_id, Message.articles.is_not(None)
+        )
+    )
+    return {article_id for ids in result for article_id in ids or []}
+
+
 async def last_reply_text(db: AsyncSession, conversation_id: str) -> str:
     """What the bot or an agent said last ("" before anyone has)."""
     text = await db.scalar(

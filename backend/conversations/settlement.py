@@ -26,8 +26,9 @@ async def store_reply(
     result: GenerationResult,
     reply: FinishedReply,
     review: Review,
+    sources: list[dict[str, str | None]] | None = None,
 ) -> ConversationStatus:
-    """The reply, its cost and its doubts; then what it leads to (a handover, a count)."""
+    """The reply, its cost, its sources and its doubts; then what it leads to (a handover, a count)."""
     interrupted = result.finish_reason == "interrupted"
     async with new_work() as work:
         conversation = await repo.require_conversation(work.db, message.conversation.id)
@@ -40,6 +41,7 @@ async def store_reply(
             stored.ttft_ms, stored.total_ms = result.ttft_s * 1000, result.total_s * 1000
         stored.finish_reason = result.finish_reason
         stored.doubt = "; ".join(review.doubts) or None
+        stored.sources = sources or None
         work.emit(message_event(stored))
         if not interrupted and conversation.status == ConversationStatus.BOT:
             handoff = message.bot.definition.handoff

@@ -48,10 +48,12 @@ from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
 from backend.engine.live import LiveEngine
 from backend.errors import AppError, ContextWindowFull, ServiceUnavailable
 from backend.events.bus import STATUS_CHANGED, Event
+from backend.knowledge.articles import Article
+from backend.knowledge.citations import cited
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.registry import BotRegistry, LiveBot
+from backend.prompting.registry import BotRegistry, LiveBot, VersionKnowledge
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)
@@ -67,10 +69,10 @@ class TurnLimits:
     relevant_lines: int  # policy lines repeated beside each customer message
 
     @classmethod
-    def of(cls, settings: Settings) -> "TurnLimits":
+    def of(cls, settings: Settings, context_window: int) -> "TurnLimits":
         return cls(
             settings.max_message_chars,
-            settings.max_model_len,
+            context_window,
             settings.max_reply_tokens,
             settings.relevant_lines,
         )
@@ -181,7 +183,9 @@ class ChatTurns:
         if self._room_after(context_ids) < MIN_REPLY_TOKENS:
             raise ContextWindowFull("this conversation has reached the model's context window")
         replies = [m.text for m in messages if m.seq < last.seq and m.role != MessageRole.USER]
-        return AcceptedMessage(conversation, bot, last, context_ids, replies[-1] if replies else "")
+        knowledge = await self.bots.knowledge_of_version(work.db, conversation.prompt_version_id)
+        previous = replies[-1] if replies else ""
+        return AcceptedMessage(conversation, bot, last, context_ids, previous, knowledge.knowledge)
 
     # -- accept, decide, assemble: in the request ------------------------------------
 
@@ -191,9 +195,14 @@ class ChatTurns:
         bot = self._bot_of(conversation)
         work.emit(*lifecycle.reopen_by_customer(conversation))
         previous_reply = await repo.last_reply_text(work.db, conversation_id)
-        # The model sees the policy's lines that match the message just before it; the text
-        # is stored as the customer wrote it, the ids as the model saw them.
-        note = bot.definition.reference.note(text, self.limits.relevant_lines)
+        # The model sees the help-center articles (when they are not in the prefix) and the
+        # policy's lines that match the message just before it; the text is stored as the
+        # customer wrote it, the ids as the model saw them.
+        knowledge = await self.bots.knowledge_of_version(work.db, conversation.prompt_version_id)
+        articles = self._new_articles(
+            knowledge, await repo.given_articles(work.db, conversation.id), bot, text
+        )
+        note = self.assembler.note(bot.definition, text, articles, self.limits.relevant_lines)
         user_ids = self.assembler.user_message(text, note)
         context_ids = [*await self.context.ids(work.db, conversation), *user_ids]
         if self._room_after(context_ids) < MIN_REPLY_TOKENS:
@@ -202,10 +211,20 @@ class ChatTurns:
                 f"({self.limits.max_model_len} tokens); please start a new conversation"
             )
         user = append_message(conversation, MessageRole.USER, text, user_ids)
+        user.articles = [a.id for a in articles] or None
         work.db.add(user)
         await work.db.flush()
         work.emit(message_event(user))
-        return AcceptedMessage(conversation, bot, user, context_ids, previous_reply)
+        return AcceptedMessage(conversation, bot, user, context_ids, previous_reply, knowledge.knowledge)
+
+    @staticmethod
+    def _new_articles(known: VersionKnowledge, given: set[str], bot: LiveBot, text: str) -> list[Article]:
+        """The articles of the conversation's help center that match the message and that it was
+        not given before: appended once, in canonical order, so every later turn still starts
+        with the exact ids of the earlier ones."""
+        if known.search is None:
+            return []
+        return known.search.new_matches(text, bot.definition.knowledge_settings.articles_per_question, given)
 
     def _settle_now(self, work: UnitOfWork, message: AcceptedMessage, settled: Settled) -> TurnStream:
         """A turn a decision settled: no reply to wait for; the session is kept hot once stored."""
@@ -265,21 +284,31 @@ class ChatTurns:
             interrupted = outcome.finish_reason == "interrupted"  # a human took over meanwhile
             # Token ids stay exact; a NUL the model wrote cannot be stored in a Postgres text
             # column, and at temperature 0 every retry would write it again.
-            result = dataclasses.replace(outcome, text=outcome.text.replace("\x00", "\ufffd"))
+            # The customer reads the reply without its `[article-id]` markers, and the articles
+            # they name (those of its help center only) as its sources.
+            text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge)
+            result = dataclasses.replace(outcome, text=text)
             reply_ids = self.assembler.reply(result.token_ids)
             finished = FinishedReply(result.text, reply_ids)
             review = (
                 Review() if interrupted else await review_reply(self.reply_checks, engine, message, finished)
             )
+            cites = [source.as_dict() for source in sources]
             status = await settlement.store_reply(
-                self.new_work, message, reply.message_id, result, finished, review
+                self.new_work, message, reply.message_id, result, finished, review, cites
             )
             session = Session([*message.context_ids, *reply_ids], reply.seq, result.text)
             await self.context.remember(message.conversation.id, session)
             held_ms, checks_ms = round(held_s * 1000, 1), round(review.seconds * 1000, 1)
             stream.put(
                 Done.generated(
-                    reply.message_id, result, status, review.doubts, held_ms=held_ms, checks_ms=checks_ms
+                    reply.message_id,
+                    result,
+                    status,
+                    review.doubts,
+                    held_ms=held_ms,
+                    checks_ms=checks_ms,
+                    sources=cites,
                 )
             )
             if not interrupted:  # an interrupted reply has no meaningful timings

@@ -29,6 +29,9 @@ def create_assignments(settings: Settings, redis: Redis | None) -> Assignments:
     return MemoryAssignments(settings.session_ttl_seconds)
 
 
+UNCAPPED = 1 << 30
+
+
 def create_replica_pool(settings: Settings, redis: Redis | None) -> ReplicaPool:
     replicas = [
         Replica(url, temperature=settings.temperature, timeout_s=settings.engine_request_timeout_s)
@@ -43,7 +46,7 @@ def create_replica_pool(settings: Settings, redis: Redis | None) -> ReplicaPool:
         replicas,
         Router(settings.routing, create_assignments(settings, redis), balance),
         block_size=settings.block_size,
-        max_model_len=settings.max_model_len,
+        max_model_len=settings.max_model_len or UNCAPPED,  # the replicas say theirs; the smallest holds
         health_interval_s=settings.health_check_interval_s,
     )
 

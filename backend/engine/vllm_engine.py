@@ -32,7 +32,7 @@ class VllmEngine:
         self._llm = llm
         self._temperature = settings.temperature
         self.block_size = settings.block_size
-        self.max_model_len = settings.max_model_len
+        self.max_model_len = settings.max_model_len or llm.model_config.max_model_len  # unset: the model's
         self.stats = stats  # filled by the stat logger vLLM calls for this engine
 
     @classmethod

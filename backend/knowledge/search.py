@@ -5,6 +5,8 @@ from collections.abc import Collection
 from backend.knowledge.articles import Article, Knowledge
 from backend.retrieval.index import LexicalIndex
 
+RELATIVE_FLOOR = 0.5  # of the best match's score, for the others brought with it
+
 
 class ArticleSearch:
     def __init__(self, knowledge: Knowledge, language: str):
@@ -21,5 +23,7 @@ class ArticleSearch:
         scores = self._index.scores(question)
         articles = self.knowledge.articles
         candidates = (i for i, score in enumerate(scores) if score > 0 and articles[i].id not in already)
-        ranked = sorted(candidates, key=lambda i: (-scores[i], i))
-        return [articles[i] for i in sorted(ranked[:count])]
+        ranked = sorted(candidates, key=lambda i: (-scores[i], i))[:count]
+        # A far weaker match (one common word) is noise beside a clear one: leave it out.
+        kept = [i for i in ranked if scores[i] >= RELATIVE_FLOOR * scores[ranked[0]]]
+        return [articles[i] for i in sorted(kept)]

@@ -2,9 +2,11 @@
 
 A conversation's prompt is, in order:
 
-    [bot's fixed prefix: system prompt with policy, greeting as the first reply]
+    [bot's fixed prefix: system prompt with policy and help center, greeting as the first reply]
     [per-customer context, if any]
-    [each turn: user message; generation prompt + reply tokens exactly as generated + close]
+    [each turn: a note (help-center articles not in the prefix that match the message, given
+     once each, in canonical order; matching policy lines) and the user message; generation
+     prompt + reply tokens exactly as generated + close]
     [generation prompt]                      <- only while asking for the next reply
 
 Every piece is a list of token ids computed once and stored, so the prompt of turn N+1
@@ -18,8 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from backend.knowledge.articles import Article, render_article
 from backend.prompting.bots import Bot
 from backend.prompting.chat_format import ChatFormat
+
+ARTICLES_HEADINGS = {
+    "en": "Help-center articles for the customer's next message:",
+    "zh": "与顾客下一条消息相关的帮助中心文章：",
+}
 
 
 @dataclass(frozen=True)
@@ -28,25 +36,55 @@ class BotPrefix:
 
     bot_slug: str
     token_ids: tuple[int, ...]
-    digest: str  # names this exact prefix (and so the cache entries it fills)
+    digest: str  # names this exact prefix and help center (and so the cache entries it fills)
+    knowledge_in_prefix: bool = True  # False: its articles come beside the questions they match
+    knowledge_tokens: int = 0  # what its articles add to the prefix, whether they fit or not
 
 
 class PromptAssembler:
     def __init__(self, chat_format: ChatFormat):
         self.format = chat_format
 
-    def bot_prefix(self, bot: Bot) -> BotPrefix:
-        ids = [
-            *self.format.message(self.format.first_system, bot.system_prompt),
-            *self.format.message(self.format.assistant, bot.greeting),
+    def bot_prefix(self, bot: Bot, knowledge_budget: int | None = None) -> BotPrefix:
+        """The bot's system prompt and greeting; its help center inside the system prompt if its
+        tokens fit in the bot's own `max_prefix_tokens`, else in `knowledge_budget` (None: no limit)."""
+        ids = self._prefix_ids(bot.system_prompt, bot.greeting)
+        in_prefix, knowledge_tokens = True, 0
+        if bot.knowledge:
+            lean = self._prefix_ids(bot.lean_system_prompt, bot.greeting)
+            knowledge_tokens = len(ids) - len(lean)
+            limit = bot.knowledge_settings.max_prefix_tokens
+            limit = knowledge_budget if limit is None else limit
+            if limit is not None and knowledge_tokens > limit:
+                ids, in_prefix = lean, False
+        named = json.dumps(ids) + (bot.knowledge.digest if bot.knowledge else "")
+        digest = hashlib.sha256(named.encode()).hexdigest()
+        return BotPrefix(bot.slug, tuple(ids), digest, in_prefix, knowledge_tokens)
+
+    def _prefix_ids(self, system_prompt: str, greeting: str) -> list[int]:
+        return [
+            *self.format.message(self.format.first_system, system_prompt),
+            *self.format.message(self.format.assistant, greeting),
         ]
-        digest = hashlib.sha256(json.dumps(ids).encode()).hexdigest()
-        return BotPrefix(bot.slug, tuple(ids), digest)
 
     def customer_context(self, bot: Bot, context: dict[str, Any] | None) -> list[int]:
         if not context:
             return []
         return self.format.message(self.format.system, bot.render_context(context))
+
+    def note(self, bot: Bot, text: str, articles: Sequence[Article], relevant_lines: int) -> str | None:
+        """What the model reads just before a customer's message: the help-center articles it
+        brings (when they are not in the prefix), then the policy lines that match it best."""
+        notes = [self.articles_note(articles, bot.language), bot.reference.note(text, relevant_lines)]
+        return "\n\n".join(note for note in notes if note) or None
+
+    @staticmethod
+    def articles_note(articles: Sequence[Article], language: str) -> str | None:
+        """The articles brought beside a message, each labelled with the id a reply cites."""
+        if not articles:
+            return None
+        heading = ARTICLES_HEADINGS.get(language.split("-")[0], ARTICLES_HEADINGS["en"])
+        return "\n\n".join([heading, *map(render_article, articles)])
 
     def user_message(self, text: str, note: str | None = None) -> list[int]:
         """The customer's message, after a system note on it if there is one (the policy lines

@@ -8,6 +8,7 @@ from typing import Any
 
 import jinja2
 
+from backend.knowledge.articles import Knowledge, KnowledgeError, load_knowledge
 from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
 from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
 from backend.prompting.reference import PolicyLines
@@ -15,6 +16,8 @@ from backend.prompting.reference import PolicyLines
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 REQUIRED_FILES = ("bot.toml", "system.j2", "policy.md", "context.j2")
 EXAMPLES_FILE = "examples.toml"  # optional worked examples, rendered by system.j2 as `examples`
+KNOWLEDGE_FOLDER = "knowledge"  # optional help center, rendered by system.j2 as `articles`
+DEFAULT_ARTICLES_PER_QUESTION = 2
 
 
 class BotDefinitionError(ValueError):
@@ -35,6 +38,14 @@ class WorkedExample:
 
 
 @dataclass(frozen=True)
+class KnowledgeSettings:
+    # Most tokens its articles may add to the fixed prefix; None: what the context window leaves
+    # (the registry decides). Beyond it, the articles that match each question come beside it.
+    max_prefix_tokens: int | None
+    articles_per_question: int  # articles brought beside a question when they are not in the prefix
+
+
+@dataclass(frozen=True)
 class Bot:
     slug: str
     name: str
@@ -46,6 +57,10 @@ class Bot:
     judges: dict[str, JudgePrompt]  # the yes/no questions asked about its conversations (those on)
     reference: PolicyLines  # its policy's lines, to repeat those that match a message beside it
     office_hours: OfficeHours | None = None  # when its team is there; None: always (never in the prompt)
+    knowledge: Knowledge = Knowledge()  # its help center's articles, in canonical order
+    # The system prompt without the articles, for when they do not fit in the fixed prefix.
+    lean_system_prompt: str = ""
+    knowledge_settings: KnowledgeSettings = KnowledgeSettings(None, DEFAULT_ARTICLES_PER_QUESTION)
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -83,13 +98,18 @@ def load_bot(folder: Path) -> Bot:
         language = meta.get("language", "en")
         variables = dict(meta.get("vars", {}))
         examples = load_worked_examples(folder)
+        knowledge = load_knowledge(folder / KNOWLEDGE_FOLDER)
         env = template_environment(folder)
         policy = env.get_template("policy.md").render(**variables).strip()
-        system_prompt = (
-            env.get_template("system.j2")
-            .render(**variables, policy=policy, examples=[vars(e) for e in examples])
-            .strip()
-        )
+        system = env.get_template("system.j2")
+        fixed = {**variables, "policy": policy, "examples": [vars(e) for e in examples]}
+        system_prompt = system.render(**fixed, articles=knowledge.as_records()).strip()
+        lean_system_prompt = system.render(**fixed, articles=[]).strip()
+        if knowledge and system_prompt == lean_system_prompt:
+            raise BotDefinitionError(
+                f"bot {slug!r}: it has a help center in {folder / KNOWLEDGE_FOLDER}, but system.j2 "
+                "does not render `articles` (see prompts/README.md)"
+            )
         context_template = env.get_template("context.j2")
         handoff = meta.get("handoff", {})
         switches = judge_switches(meta.get("judges", {}))
@@ -112,11 +132,25 @@ def load_bot(folder: Path) -> Bot:
             office_hours=(
                 parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
             ),
+            knowledge=knowledge,
+            lean_system_prompt=lean_system_prompt,
+            knowledge_settings=knowledge_settings(meta.get("knowledge", {})),
         )
-    except OfficeHoursError as error:
+    except (OfficeHoursError, KnowledgeError) as error:
         raise BotDefinitionError(str(error)) from error
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
+
+
+def knowledge_settings(table: dict[str, Any]) -> KnowledgeSettings:
+    unknown = set(table) - {"max_prefix_tokens", "articles_per_question"}
+    if unknown:
+        raise ValueError(f"[knowledge] has unknown keys: {', '.join(sorted(unknown))}")
+    limit = table.get("max_prefix_tokens")
+    per_question = int(table.get("articles_per_question", DEFAULT_ARTICLES_PER_QUESTION))
+    if (limit is not None and int(limit) < 0) or per_question < 0:
+        raise ValueError("[knowledge] max_prefix_tokens and articles_per_question must not be negative")
+    return KnowledgeSettings(None if limit is None else int(limit), per_question)
 
 
 def load_worked_examples(folder: Path) -> tuple[WorkedExample, ...]:

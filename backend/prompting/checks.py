@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,13 @@ import jinja2.meta
 
 import backend
 from backend.config import get_settings
+from backend.engine.kv_sizing import context_window, knowledge_budget
+from backend.knowledge.articles import KnowledgeError, load_knowledge, render_article
 from backend.prompting import cache_busters
 from backend.prompting.assembler import PromptAssembler, cacheable_tokens
 from backend.prompting.bots import (
     EXAMPLES_FILE,
+    KNOWLEDGE_FOLDER,
     REQUIRED_FILES,
     SLUG,
     BotDefinitionError,
@@ -38,7 +41,7 @@ from backend.prompting.chat_format import ChatFormat, ChatTemplateError
 from backend.prompting.problems import Problem
 from backend.prompting.template_checks import chat_template_problems
 
-FIXED_FILES = ("system.j2", "policy.md", "examples.toml", "bot.toml")
+FIXED_FILES = ("system.j2", "policy.md", "examples.toml", "knowledge", "bot.toml")
 POLICY_STANDIN = "(policy.md)"  # system.j2 is scanned on its own; policy.md separately
 HASH_SEEDS = ("1", "2")
 TYPICAL_QUESTIONS = {
@@ -57,10 +60,19 @@ class CacheUsage:
     prefix_cached: int  # full blocks of the prefix: cached at warm-up, reused by every turn
     first_turn_tokens: int  # prefix + a typical question (with its policy lines) + generation prompt
     first_turn_cached: int  # what a first turn can be served from cache at most
+    knowledge: "KnowledgeUsage | None" = None  # its help center, if it has one
 
     @property
     def first_turn_share(self) -> float:
         return self.first_turn_cached / self.first_turn_tokens
+
+
+@dataclass(frozen=True)
+class KnowledgeUsage:
+    articles: int
+    tokens: int  # what the articles add to the fixed prefix
+    budget: int | None  # the most they may add (bot.toml, else the context window's room)
+    in_prefix: bool  # False: too long, so the articles that match a question come beside it
 
 
 @dataclass
@@ -106,6 +118,8 @@ def check_prompts(prompts_dir: Path, model_dir: Path, block_size: int) -> CheckR
             report.problems.append(Problem("load-error", _failing_file(folder), rendered["error"]))
         elif rendered["prefix_ids"]:
             report.usage = cache_usage(len(rendered["prefix_ids"]), rendered["first_turn_tokens"], block_size)
+            if rendered.get("knowledge"):
+                report.usage = replace(report.usage, knowledge=KnowledgeUsage(**rendered["knowledge"]))
         report.problems.extend(unstable_render_problems(folder.name, renders))
         reports.append(report)
     return CheckResult(reports, [Problem(**problem) for problem in first["model_problems"]])
@@ -120,7 +134,7 @@ def load_tokenizer(model_dir: Path) -> Any:
     return AutoTokenizer.from_pretrained(model_dir)
 
 
-def render_bots(prompts_dir: Path, tokenizer: Any) -> Rendered:
+def render_bots(prompts_dir: Path, tokenizer: Any, knowledge_budget: int | None = None) -> Rendered:
     """What this process renders, JSON-ready.
 
     The chat template's problems, and per bot its prefix ids, the length of a typical
@@ -132,11 +146,13 @@ def render_bots(prompts_dir: Path, tokenizer: Any) -> Rendered:
     except ChatTemplateError as error:
         model_problems.append(Problem("chat-template", "chat_template", str(error)))
         assembler = None
-    bots = {folder.name: _render_bot(folder, assembler) for folder in bot_folders(prompts_dir)}
+    bots = {
+        folder.name: _render_bot(folder, assembler, knowledge_budget) for folder in bot_folders(prompts_dir)
+    }
     return {"model_problems": [asdict(problem) for problem in model_problems], "bots": bots}
 
 
-def _render_bot(folder: Path, assembler: PromptAssembler | None) -> Rendered:
+def _render_bot(folder: Path, assembler: PromptAssembler | None, knowledge_budget: int | None) -> Rendered:
     try:
         bot = load_bot(folder)
     except BotDefinitionError as error:
@@ -144,10 +160,19 @@ def _render_bot(folder: Path, assembler: PromptAssembler | None) -> Rendered:
     rendered: Rendered = {"texts": render_fixed_texts(folder), "prefix_ids": [], "first_turn_tokens": 0}
     if assembler is not None:
         question = TYPICAL_QUESTIONS.get(bot.language, TYPICAL_QUESTIONS["en"])
-        prefix = list(assembler.bot_prefix(bot).token_ids)
+        bot_prefix = assembler.bot_prefix(bot, knowledge_budget)
+        prefix = list(bot_prefix.token_ids)
         note = bot.reference.note(question, get_settings().relevant_lines)
         first_turn = assembler.prompt_for_reply([*prefix, *assembler.user_message(question, note)])
         rendered.update(prefix_ids=prefix, first_turn_tokens=len(first_turn))
+        if bot.knowledge:
+            limit = bot.knowledge_settings.max_prefix_tokens
+            rendered["knowledge"] = {
+                "articles": len(bot.knowledge),
+                "tokens": bot_prefix.knowledge_tokens,
+                "budget": knowledge_budget if limit is None else limit,
+                "in_prefix": bot_prefix.knowledge_in_prefix,
+            }
     return rendered
 
 
@@ -176,7 +201,7 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
     except (OSError, tomllib.TOMLDecodeError):
         return []  # loading the bot reports it
     static = set(meta.get("vars", {}))
-    allowed = {"system.j2": static | {"policy", "examples"}, "policy.md": static}
+    allowed = {"system.j2": static | {"policy", "examples", "articles"}, "policy.md": static}
     env = template_environment(folder)
     problems = []
     for name, names in allowed.items():
@@ -187,6 +212,10 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
             continue  # missing or not parsable: loading the bot reports it
         problems += _problems(name, cache_busters.template_findings(tree, names))
         examples_unused = "examples" not in jinja2.meta.find_undeclared_variables(tree)
+        articles_unused = "articles" not in jinja2.meta.find_undeclared_variables(tree)
+        if name == "system.j2" and (folder / KNOWLEDGE_FOLDER).is_dir() and articles_unused:
+            detail = "system.j2 does not render `articles`: the help center is not in the prefix"
+            problems.append(Problem("articles-unused", KNOWLEDGE_FOLDER, detail))
         if name == "system.j2" and (folder / EXAMPLES_FILE).is_file() and examples_unused:
             detail = "system.j2 does not render `examples`: the worked examples are not in the prefix"
             problems.append(Problem("examples-unused", EXAMPLES_FILE, detail))
@@ -214,15 +243,19 @@ def render_fixed_texts(folder: Path) -> dict[str, str]:
         "policy.md": lambda: env.get_template("policy.md").render(**variables),
         # Scanned on its own: policy.md and examples.toml are scanned separately.
         "system.j2": lambda: env.get_template("system.j2").render(
-            **variables, policy=POLICY_STANDIN, examples=[]
+            **variables, policy=POLICY_STANDIN, examples=[], articles=[]
         ),
     }
     if (folder / EXAMPLES_FILE).is_file():
         renders[EXAMPLES_FILE] = lambda: _examples_text(folder)
+    if (folder / KNOWLEDGE_FOLDER).is_dir():
+        renders[KNOWLEDGE_FOLDER] = lambda: "\n\n".join(
+            map(render_article, load_knowledge(folder / KNOWLEDGE_FOLDER))
+        )
     for name, render in renders.items():
         try:
             texts[name] = render().strip()
-        except (jinja2.TemplateError, BotDefinitionError):
+        except (jinja2.TemplateError, BotDefinitionError, KnowledgeError):
             continue  # loading the bot reports it
     return texts
 
@@ -277,7 +310,15 @@ def unstable_render_problems(slug: str, renders: dict[str, Rendered]) -> list[Pr
 
 def _render_process_main(argv: list[str]) -> None:
     prompts_dir, model_dir = (Path(arg) for arg in argv)
-    json.dump(render_bots(prompts_dir, load_tokenizer(model_dir)), sys.stdout)
+    budget = server_knowledge_budget(model_dir)
+    json.dump(render_bots(prompts_dir, load_tokenizer(model_dir), budget), sys.stdout)
+
+
+def server_knowledge_budget(model_dir: Path) -> int:
+    """What a help center may add to a fixed prefix, as the server works it out."""
+    settings = get_settings()
+    window = context_window(model_dir, settings.max_model_len)
+    return knowledge_budget(window, settings.conversation_room_tokens)
 
 
 if __name__ == "__main__":

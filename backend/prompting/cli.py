@@ -33,6 +33,8 @@ def check() -> None:
         raise typer.Exit(1) from error
     typer.echo(f"bots in {settings.prompts_dir}, model {model_dir}\n")
     typer.echo(usage_table(result, settings.block_size))
+    for line in knowledge_lines(result):
+        typer.echo(line)
     if result.ok:
         typer.echo("\nno cache-busters found")
         return
@@ -95,6 +97,26 @@ def reload(
         typer.echo(
             f"{slug}\tversion {version['prompt_version_id']}\t{version['prefix_tokens']} tokens\t{state}"
         )
+
+
+def knowledge_lines(result: CheckResult) -> list[str]:
+    """Per bot with a help center: its tokens against the budget, and where its articles go."""
+    lines = []
+    for report in result.bots:
+        knowledge = report.usage.knowledge if report.usage else None
+        if knowledge is None:
+            continue
+        where = (
+            "in the fixed prefix"
+            if knowledge.in_prefix
+            else "over budget: the articles that match each question come beside it, once each"
+        )
+        budget = "no limit" if knowledge.budget is None else f"{knowledge.budget:,}"
+        lines.append(
+            f"\n{report.slug}: help center of {knowledge.articles} articles, "
+            f"{knowledge.tokens:,} tokens (budget {budget}): {where}"
+        )
+    return lines
 
 
 def usage_table(result: CheckResult, block_size: int) -> str:

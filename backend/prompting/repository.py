@@ -29,6 +29,8 @@ async def upsert_bot_version(
             system_prompt=bot.system_prompt,
             greeting=bot.greeting,
             prefix_token_ids=list(prefix.token_ids),
+            knowledge=bot.knowledge.as_records() if bot.knowledge else None,
+            knowledge_in_prefix=prefix.knowledge_in_prefix,
         )
         db.add(version)
         await db.flush()
@@ -37,6 +39,10 @@ async def upsert_bot_version(
 
 async def get_prompt_version(db: AsyncSession, version_id: int) -> PromptVersion | None:
     return await db.get(PromptVersion, version_id)
+
+
+async def get_bot(db: AsyncSession, bot_id: int) -> Bot | None:
+    return await db.get(Bot, bot_id)
 
 
 async def list_bots(db: AsyncSession) -> list[Bot]:
