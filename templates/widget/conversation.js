@@ -96,6 +96,7 @@
         append(el("p", { className: "failed", text: T.replyFailed }));
       } else if (message.role === "user" || message.status === "complete" || tidy(message.text)) {
         const bubble = addMessage(message.role, message.text, { id: message.id, author: message.author_name });
+        if (message.role === "assistant") addSources(bubble, message.sources);
         if (message.role === "assistant" && message.status === "complete") {
           addFeedback(bubble, message.id, message.feedback);
         }

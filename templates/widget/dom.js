@@ -1,4 +1,4 @@
-  // dom.js: small DOM helpers (no markup strings), icons, and reply text with links.
+  // dom.js: small DOM helpers (no markup strings), icons, reply text with links, safe addresses.
 
   function el(tag, attributes = {}, children = []) {
     const node = document.createElement(tag);
@@ -73,4 +73,16 @@
       last = match.index + address.length;
     }
     node.append(document.createTextNode(text.slice(last)));
+  }
+
+  // `value` as an absolute http(s) address to link to, or null (no javascript:, data:, relative…).
+  function httpUrl(value) {
+    if (typeof value !== "string" || !value.trim()) return null;
+    let parsed;
+    try {
+      parsed = new URL(value.trim());
+    } catch {
+      return null;
+    }
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
   }

@@ -42,7 +42,10 @@
       // (an answer when the bot takes back over), each once.
       if (state.shownMessageIds.has(data.message_id)) return;
       const bubble = addMessage(data.role, data.text || "", { id: data.message_id, author: data.author_name });
-      if (data.role === "assistant") addFeedback(bubble, data.message_id);
+      if (data.role === "assistant") {
+        addSources(bubble, data.sources);
+        addFeedback(bubble, data.message_id);
+      }
       state.toldWaiting = false;
       if (panel.hidden) setUnread(state.unread + 1);
     } else if (type === "conversation.status_changed" && typeof data.status === "string") {
@@ -61,7 +64,10 @@
     for (const message of history.messages) {
       if (isReply(message) && !state.shownMessageIds.has(message.id)) {
         const bubble = addMessage(message.role, message.text, { id: message.id, author: message.author_name });
-        if (message.role === "assistant") addFeedback(bubble, message.id, message.feedback);
+        if (message.role === "assistant") {
+          addSources(bubble, message.sources);
+          addFeedback(bubble, message.id, message.feedback);
+        }
       }
     }
     if (history.status !== state.status) applyStatus(history.status);

@@ -1,4 +1,4 @@
-  // render.js: showing messages, notices, errors, typing dots and the badge.
+  // render.js: showing messages, the articles a reply cites, notices, errors, typing dots and the badge.
 
   function isNearBottom() {
     return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
@@ -35,6 +35,38 @@
       state.shownMessageIds.add(id);
     }
     return append(bubble, { scroll });
+  }
+
+  let sourceLists = 0; // numbers each list's label, which names the list for screen readers
+
+  // The help-center articles the reply in `bubble` cites (`sources`: [{ id, title, url }]), under
+  // its text: each title a link when its address is http(s), plain text otherwise. Replaces any
+  // list the bubble had; none when there are none.
+  function addSources(bubble, sources) {
+    const previous = bubble.querySelector(":scope > .sources");
+    if (previous) previous.remove();
+    const items = (Array.isArray(sources) ? sources : [])
+      .filter((source) => source && typeof source === "object")
+      .map((source) => {
+        const name = typeof source.title === "string" && source.title.trim() ? source.title.trim() : source.id;
+        if (typeof name !== "string" || !name.trim()) return null;
+        const href = httpUrl(source.url);
+        const shown = href
+          ? el("a", { href, target: "_blank", rel: "noopener noreferrer", text: name })
+          : el("span", { text: name });
+        return el("li", {}, [shown]);
+      })
+      .filter(Boolean);
+    if (!items.length) return null;
+    const labelId = `sources-${uid}-${++sourceLists}`;
+    const list = el("div", { className: "sources" }, [
+      el("span", { className: "sources-label", id: labelId, text: T.sources }),
+      el("ul", { "aria-labelledby": labelId }, items),
+    ]);
+    const follow = isNearBottom();
+    bubble.insertBefore(list, bubble.querySelector(":scope > .feedback"));
+    if (follow) log.scrollTop = log.scrollHeight;
+    return list;
   }
 
   function addNotice(text) {

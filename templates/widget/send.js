@@ -85,6 +85,7 @@
           stopTyping();
           if (!reply) reply = addMessage("assistant", "");
           showReplyText(reply.body, typeof data.text === "string" ? data.text : streamed);
+          addSources(reply, data.sources);
           if (data.message_id != null) {
             reply.dataset.messageId = String(data.message_id);
             state.shownMessageIds.add(data.message_id);

@@ -54,6 +54,7 @@
       feedbackThanks: "Thanks for your feedback.",
       feedbackRemoved: "Your rating was removed.",
       feedbackFailed: "Your rating could not be saved. Try again.",
+      sources: "Sources",
     },
     zh: {
       openChat: "打开聊天",
@@ -105,6 +106,7 @@
       feedbackThanks: "感谢您的反馈。",
       feedbackRemoved: "已撤销评价。",
       feedbackFailed: "评价未能保存，请重试。",
+      sources: "参考文章",
     },
   };
 

@@ -102,6 +102,16 @@
     .feedback button:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
     .feedback svg { width: 16px; height: 16px; }
     .feedback-note { font-size: 12.5px; color: #4f564e; }
+    /* The articles a reply cites: a quiet list under its text. */
+    .sources {
+      margin-top: 8px; padding-top: 6px; border-top: 1px solid #e8ebe6;
+      white-space: normal; font-size: 12.5px; line-height: 1.4; color: #4f564e;
+    }
+    .sources-label { display: block; margin-bottom: 2px; font-weight: 650; }
+    .sources ul { margin: 0; padding: 0 0 0 16px; }
+    .sources li { margin: 1px 0; }
+    .sources li::marker { color: #8b938a; }
+    .sources a:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; border-radius: 2px; }
     .sender { display: block; margin-bottom: 2px; font-size: 12px; font-weight: 650; color: #7a5200; }
     .notice {
       align-self: center; max-width: 92%; margin: 4px 0; padding: 5px 12px;

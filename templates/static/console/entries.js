@@ -1,5 +1,6 @@
 /* The transcript's entries as nodes: the greeting, messages (with their timings and tokens,
- * the customer's thumbs up or down on a bot reply, and why a reply may be wrong) and private notes. */
+ * the customer's thumbs up or down on a bot reply, why a reply may be wrong and the help-center
+ * articles it cites) and private notes. */
 
 import { el, svgEl } from "../shared/dom.js";
 import { agentName, cachedShare, milliseconds, shortTime, timeNode } from "./format.js";
@@ -39,6 +40,7 @@ export function messageNode(message) {
     ),
     el("p", { class: "msg-text" }, messageText(message)),
     doubtNode(message),
+    sourcesNode(message),
     message.role === "assistant" ? metricsNode(message) : null,
   );
 }
@@ -74,6 +76,43 @@ function doubtNode(message) {
     el("span", { class: "doubt-label" }, "May be wrong: "),
     message.doubt,
   );
+}
+
+// The help-center articles a bot reply cites, as the customer saw them under it: each title a
+// link when its address is http(s), plain text otherwise.
+export function sourcesNode(message) {
+  const items = (Array.isArray(message.sources) ? message.sources : [])
+    .filter((source) => source && typeof source === "object")
+    .map((source) => {
+      const name = typeof source.title === "string" && source.title.trim() ? source.title.trim() : source.id;
+      if (typeof name !== "string" || !name.trim()) return null;
+      const href = httpUrl(source.url);
+      const shown = href
+        ? el("a", { href, target: "_blank", rel: "noopener noreferrer" }, name)
+        : el("span", {}, name);
+      return el("li", { dataset: { sourceId: String(source.id ?? "") } }, shown);
+    })
+    .filter(Boolean);
+  if (!items.length) return null;
+  const labelId = `transcript-sources-${message.id}`;
+  return el(
+    "div",
+    { class: "sources" },
+    el("span", { class: "sources-label", id: labelId }, "Sources"),
+    el("ul", { "aria-labelledby": labelId }, items),
+  );
+}
+
+// `value` as an absolute http(s) address to link to, or null (no javascript:, data:, relative…).
+function httpUrl(value) {
+  if (typeof value !== "string" || !value.trim()) return null;
+  let parsed;
+  try {
+    parsed = new URL(value.trim());
+  } catch {
+    return null;
+  }
+  return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
 }
 
 function messageText(message) {
