@@ -53,5 +53,6 @@ def message_event(message: Message, *, author_name: str | None = None) -> Event:
             "author_agent_id": message.author_agent_id,
             "author_name": author_name,
             "doubt": message.doubt,
+            "sources": message.sources or [],
         },
     )

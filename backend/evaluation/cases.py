@@ -7,6 +7,7 @@ expect = [["45 days", "45-day"]]   # every group matched: any one spelling (case
 forbid = ["30 days"]               # none of these may appear
 handoff = false                    # a human has the conversation by the end
 context = { plan = "gold" }        # per-customer context, optional
+sources = ["returns"]              # help-center articles that answer it (reported, not judged)
 """
 
 import tomllib
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 EVAL_FILE = "eval.toml"
-KEYS = {"name", "turns", "expect", "forbid", "handoff", "context"}
+KEYS = {"name", "turns", "expect", "forbid", "handoff", "context", "sources"}
 
 
 class EvalFileError(ValueError):
@@ -30,6 +31,7 @@ class Case:
     forbid: tuple[str, ...] = ()
     handoff: bool = False
     context: dict[str, str] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()  # the articles that answer it: a reply should cite one of them
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -78,9 +80,13 @@ def _case(raw: dict[str, Any], where: str) -> Case:
     context = raw.get("context", {})
     if not isinstance(context, dict) or not all(isinstance(v, str) for v in context.values()):
         raise EvalFileError(f"{where}: case {name!r}: context is a table of strings")
+    sources = raw.get("sources", [])
+    if not _strings(sources, allow_empty=True):
+        raise EvalFileError(f"{where}: case {name!r}: sources is a list of article ids")
     if not expect and not forbid and "handoff" not in raw:
         raise EvalFileError(f"{where}: case {name!r} checks nothing: give expect, forbid or handoff")
-    return Case(name, tuple(turns), tuple(tuple(g) for g in expect), tuple(forbid), handoff, dict(context))
+    groups = tuple(tuple(group) for group in expect)
+    return Case(name, tuple(turns), groups, tuple(forbid), handoff, dict(context), tuple(sources))
 
 
 def _strings(value: Any, *, allow_empty: bool = False) -> bool:

@@ -34,6 +34,7 @@ class Transcript:
     doubt: str | None = None
     prompt_tokens: int = 0
     cached_tokens: int = 0
+    sources: tuple[str, ...] = ()  # the articles the last reply cited
     timings: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in TIMINGS})
 
 
@@ -72,12 +73,13 @@ async def _send(
             raise RuntimeError(f"the app answered {response.status_code}: {response.text[:300]}")
         async for event in read_sse(response.aiter_lines()):
             if event.event == "waiting":  # a human has the conversation already
-                said.handed_off, said.reply, said.doubt = True, "", None
+                said.handed_off, said.reply, said.doubt, said.sources = True, "", None, ()
             elif event.event == "error":
                 raise RuntimeError(f"the reply failed: {event.data}")
             elif event.event == "done":
                 done = json.loads(event.data)
                 said.reply, said.doubt = done["text"], done.get("doubt")
+                said.sources = tuple(source["id"] for source in done.get("sources") or [])
                 said.handed_off = said.handed_off or bool(done.get("handoff"))
                 said.prompt_tokens += done.get("prompt_tokens") or 0
                 said.cached_tokens += done.get("cached_tokens") or 0
@@ -121,6 +123,7 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
             "right_replies": len(right),
             "right_flagged": sum(r.said.doubt is not None for r in right),
         },
+        "sources": citations(results),
         "cached_share": round(sum(r.said.cached_tokens for r in results) / prompt, 3) if prompt else None,
         "ttft_ms_p50": ttft[len(ttft) // 2] if ttft else None,
         "total_ms_p50": total[len(total) // 2] if total else None,
@@ -133,6 +136,21 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
             if not r.passed
         ],
         "flagged": [{"case": r.case.name, "doubt": r.said.doubt} for r in results if r.said.doubt],
+    }
+
+
+def citations(results: list[CaseResult]) -> dict[str, int]:
+    """How the bot's replies cite its help center: of the cases that name the articles answering
+    them, how many replies cited one of those, only others, or none (reported, not judged)."""
+    named = [r for r in results if r.case.sources and not r.said.handed_off]
+    right = sum(bool(set(r.said.sources) & set(r.case.sources)) for r in named)
+    uncited = sum(not r.said.sources for r in named)
+    return {
+        "replies_citing": sum(bool(r.said.sources) for r in results),
+        "cases_naming_sources": len(named),
+        "cited_an_answering_article": right,
+        "cited_only_others": len(named) - right - uncited,
+        "cited_none": uncited,
     }
 
 

@@ -170,3 +170,26 @@ async def test_the_reload_command_reaches_the_running_app(tiny_settings, tiny_en
         assert "appliance-zh\tversion" in stdout.decode() and "new version, warmed" in stdout.decode()
         started = (await client.post("/api/v1/widget/conversations", json={"bot": "appliance-zh"})).json()
         assert started["greeting"] == "您好！请问需要什么帮助？"
+
+
+def test_a_help_center_is_counted_against_its_budget_and_scanned_like_the_prefix(tmp_path):
+    from tests.knowledge.bots import write_help_bot
+
+    prompts = tmp_path / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts" / "_judges", prompts / "_judges")
+    write_help_bot(prompts, "help-en")
+    write_help_bot(prompts, "help-search-en", max_prefix_tokens=0)
+    result = run_check({"PREFIXDESK_PROMPTS_DIR": str(prompts)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(
+        r"help-en: help center of 4 articles, [\d,]+ tokens \(budget [\d,]+\): in the fixed prefix",
+        result.stdout,
+    )
+    assert "help-search-en: help center of 4 articles" in result.stdout
+    assert "over budget: the articles that match each question come beside it" in result.stdout
+
+    # An article is part of the fixed prefix: what would make it differ per render is named.
+    article = prompts / "help-en" / "knowledge" / "late-fees.md"
+    article.write_text(article.read_text() + "Session 3f2b8c1e-9d4a-4f6b-8e2a-1c5d7e9f0a3b.\n")
+    result = run_check({"PREFIXDESK_PROMPTS_DIR": str(prompts)})
+    assert ("help-en", "knowledge", "random-id") in reported(result) and result.returncode == 1
