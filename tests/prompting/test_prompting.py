@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from transformers import AutoTokenizer
 
 from backend.config import PROJECT_ROOT
+from backend.knowledge.search import ArticleSearch
 from backend.prompting.assembler import PromptAssembler, cacheable_tokens
 from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
@@ -78,12 +79,17 @@ def test_no_user_text_becomes_a_special_token(assembler, tokenizer, text):
 
 @st.composite
 def conversations(draw, vocab_size: int):
-    """Random turns: user text (random, or words of the bot's policy, so that its lines match),
-    and generated ids that end on the stop token or not (length)."""
+    """Random turns: user text (random, or words of the bot's policy and help-center titles, so
+    that its lines and articles match), and generated ids that end on the stop token or not."""
     slug = draw(st.sampled_from(sorted(BOTS)))
     policy_words = st.lists(st.sampled_from(BOTS[slug].reference.lines), min_size=1, max_size=2).map(
         lambda lines: " ".join(line[: len(line) // 2] for line in lines)
     )
+    if BOTS[slug].knowledge:
+        titles = [article.title for article in BOTS[slug].knowledge]
+        policy_words = policy_words | st.lists(st.sampled_from(titles), min_size=1, max_size=3).map(
+            " and ".join
+        )
     turns = []
     for _ in range(draw(st.integers(1, 6))):
         generated = draw(st.lists(st.integers(0, vocab_size - 1), max_size=12))
@@ -99,11 +105,21 @@ def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(assembler, to
     slug, context, turns = data.draw(conversations(tokenizer.vocab_size))
     relevant_lines = data.draw(st.integers(0, 4))
     bot = BOTS[slug]
+    # A help center in the prefix, or (budget 0) its matching articles beside each message.
+    budget = data.draw(st.sampled_from([None, 0])) if bot.knowledge else None
+    prefix = assembler.bot_prefix(bot, budget)
+    search = None if prefix.knowledge_in_prefix else ArticleSearch(bot.knowledge, bot.language)
+    given: set[str] = set()
     stored: list[list[int]] = []  # what each message adds, as the database keeps it
-    history = [*assembler.bot_prefix(bot).token_ids, *assembler.customer_context(bot, context)]
+    history = [*prefix.token_ids, *assembler.customer_context(bot, context)]
     previous: tuple[list[int], list[int]] | None = None
     for text, generated in turns:
-        user = assembler.user_message(text, bot.reference.note(text, relevant_lines))
+        articles = (
+            search.new_matches(text, bot.knowledge_settings.articles_per_question, given) if search else []
+        )
+        assert not {article.id for article in articles} & given  # each article given once
+        given |= {article.id for article in articles}
+        user = assembler.user_message(text, assembler.note(bot, text, articles, relevant_lines))
         history = [*history, *user]
         stored.append(user)
         prompt = assembler.prompt_for_reply(history)
@@ -117,7 +133,7 @@ def test_each_prompt_starts_with_the_previous_prompt_and_its_reply(assembler, to
         history = [*history, *reply]
         stored.append(reply)
         previous = (prompt, generated)
-    rebuilt = [*assembler.bot_prefix(bot).token_ids, *assembler.customer_context(bot, context)]
+    rebuilt = [*assembler.bot_prefix(bot, budget).token_ids, *assembler.customer_context(bot, context)]
     for ids in stored:
         rebuilt.extend(ids)
     assert rebuilt == history
