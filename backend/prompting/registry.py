@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,6 +27,8 @@ from backend.prompting.yes_no import YesNoJudge
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)
+
+Warmth = Literal["cold", "warming", "warm"]  # a bot's fixed prefix: not cached, being computed, cached
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class BotRegistry(Mapping[str, LiveBot]):
         # Every version this process has loaded, old ones too: their conversations go on.
         self._prefix_by_version: dict[int, tuple[int, ...]] = {}
         self._knowledge_by_version: dict[int, VersionKnowledge] = {}
-        self.warmth: dict[str, str] = {}  # per bot: "cold", "warming" or "warm"
+        self.warmth: dict[str, Warmth] = {}  # per bot
 
     def __getitem__(self, slug: str) -> LiveBot:
         return self._bots[slug]

@@ -8,6 +8,7 @@ export const fmt = {
   ms: (v) => (v == null ? "–" : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${Math.round(v)} ms`),
   pct: (v) => (v == null ? "–" : `${(v * 100).toFixed(1)}%`),
   num: (v) => (v == null ? "–" : String(v)),
+  count: (v) => (v == null ? "–" : v.toLocaleString("en")), // with thousands separators: "14,386"
   rate: (v) => (v == null ? "–" : v.toFixed(v < 1 ? 3 : 2)),
   // A duration in seconds, as people say it: "45 s", "4 min 10 s", "2 h 5 min".
   seconds: (v) => {

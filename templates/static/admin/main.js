@@ -1,14 +1,16 @@
 /* The admin page: over a chosen window, the bot's replies (rate, response times, reply speed),
  * the prefix cache (the replies' share of cached prompt tokens, and vLLM's own hit rate), the
  * engines' load, the support figures (handoffs, human response and resolution times, feedback),
- * and the doubts and feedback per bot. The figures come from /api/v1/admin/metrics and
- * /api/v1/reports; all text is set as text (see ../shared/dom.js). The page signs in with the
- * tab's shared sign-in (../shared/signin.js): a tab signed in on the console is signed in here.
+ * the doubts and feedback per bot, and the bots' fixed prefixes and help centers as served now.
+ * The figures come from /api/v1/admin/metrics, /api/v1/reports and /api/v1/admin/bots; all text
+ * is set as text (see ../shared/dom.js). The page signs in with the tab's shared sign-in
+ * (../shared/signin.js): a tab signed in on the console is signed in here.
  */
 
 import { savedToken, request } from "../shared/api.js";
 import { $, el } from "../shared/dom.js";
 import { signIn, signOut } from "../shared/signin.js";
+import { botsSection, showBots } from "./bots.js";
 import { chartFigure, drawChart } from "./chart.js";
 import { clock, fillBody, fmt, row } from "./format.js";
 import { repliesSection, showReplies } from "./replies.js";
@@ -16,7 +18,7 @@ import { reportPath, showSupport, supportSection } from "./support.js";
 import { setTile, tile } from "./tiles.js";
 
 const POLL_MS = 2000;
-const REPORTS_EVERY_MS = 15000; // the reports are queries on Postgres: asked less often
+const REPORTS_EVERY_MS = 15000; // the reports and bots are queries on Postgres: asked less often
 const WINDOWS = [
   [900, "the last 15 minutes"],
   [3600, "the last hour"],
@@ -46,6 +48,7 @@ const BOT_HEADINGS = [
 const root = $("admin");
 let timer = null;
 let reportsAt = 0;
+let botsWarming = false; // asked at every poll while a bot warms, to show it warm at once
 
 function signInForm(message) {
   clearInterval(timer);
@@ -140,6 +143,7 @@ function dashboard(me) {
           "yes/no judges and the warm-up of each bot's prefix, so it differs by those.",
       ),
     ),
+    botsSection(),
     section(
       "engine-title",
       "Engine load",
@@ -257,11 +261,13 @@ async function refresh() {
   const seconds = Number($("window").value);
   const windowName = WINDOWS.find(([s]) => s === seconds)[1];
   const withReports = Date.now() - reportsAt >= REPORTS_EVERY_MS;
+  const withBots = withReports || botsWarming;
   try {
-    const [data, report, replies] = await Promise.all([
+    const [data, report, replies, bots] = await Promise.all([
       request(`/api/v1/admin/metrics?window=${seconds}`),
       withReports ? request(reportPath(seconds)) : null,
       withReports ? request(reportPath(seconds, "/replies")) : null,
+      withBots ? request("/api/v1/admin/bots") : null,
     ]);
     // A poll of the window chosen before may answer after the refresh of the new one: drop it.
     if (seconds !== Number($("window").value)) return;
@@ -271,8 +277,10 @@ async function refresh() {
       showSupport(report);
       showReplies(replies);
     }
+    if (withBots) botsWarming = showBots(bots);
     $("window-note").textContent =
-      `Every figure below covers ${windowName}, except the engines' "now" figures.`;
+      `Every figure below covers ${windowName}, except the engines' "now" figures and the bots' ` +
+      "prefixes and help centers.";
     $("updated").textContent = `updated ${clock(data.now, { seconds: true })} · ${data.step_s} s buckets`;
   } catch (failure) {
     if (failure.status === 401 || failure.status === 403) {

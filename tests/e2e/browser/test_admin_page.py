@@ -1,7 +1,7 @@
 """The admin page in a real browser (Debian's Chromium) under the pages' content security policy:
 one sign-in with the console, figures that move with traffic and follow the chosen window,
 charts on a time axis with gaps where nothing happened, p95 beside p99, both hit rates
-explained, and the support figures of the reports."""
+explained, the support figures of the reports, and each bot's fixed prefix and help center."""
 
 import re
 import time
@@ -330,3 +330,41 @@ async def test_the_support_figures_come_from_the_reports(policy_watch, admin_url
     assert ratings["count"] >= 1
     assert await page.text_content("#satisfaction") == f"{ratings['mean']:.2f} / 5"
     assert f"{ratings['count']} rating(s)" in await page.text_content("#satisfaction-sub")
+
+
+async def test_the_bots_table_shows_each_bot_warm_with_its_prefix_and_help_center(policy_watch, live_url):
+    context, _ = policy_watch
+    app = client_app(live_url)
+    _, admin = await make_agent(app, AgentRole.ADMIN)
+    async with httpx.AsyncClient(base_url=live_url, headers=admin) as api:
+        listed = (await api.get("/api/v1/admin/bots")).json()
+    bots = [bot for bot in listed if bot["warmth"] is not None]  # others: in the database, not served
+    assert {bot["slug"] for bot in bots} == set(app.state.services.bots)
+    tallybook = next(bot for bot in bots if bot["slug"] == "tallybook-en")["help_center"]
+    assert tallybook["articles"] > 0 and not tallybook["in_prefix"]  # too long for the tiny model
+
+    page = await context.new_page()
+    await sign_in(page, live_url, admin["Authorization"].removeprefix("Bearer "))
+    await page.wait_for_selector("#bots-served .state")
+    shown = await page.locator("#bots-served tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+
+    def help_center(center: dict | None) -> str:
+        if center is None:
+            return "–"
+        where = "in the prefix" if center["in_prefix"] else "beside questions"
+        return f"{center['articles']:,} articles, {center['tokens']:,} tokens, {where}"
+
+    assert shown == [
+        [
+            bot["slug"],
+            bot["name"],
+            "warm",
+            f"{bot['prefix_tokens']:,} tokens",
+            help_center(bot["help_center"]),
+        ]
+        for bot in bots
+    ]
+    assert f"{tallybook['articles']} articles" in await page.text_content("#bots-served")
+    await page.locator("#bots-served").screenshot(path=SCREENSHOTS / "admin-bots.png")
