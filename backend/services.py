@@ -27,6 +27,7 @@ from backend.conversations.customers import CustomerConversations
 from backend.conversations.decisions import asks_for_person, wait_for_agent
 from backend.conversations.reply_checks import answered_the_question, figures_in_sources, supported_by_policy
 from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
+from backend.conversations.sources import SourcePicker
 from backend.conversations.team import TeamDesk
 from backend.conversations.turn import ChatTurns, TurnLimits
 from backend.db import create_db_engine, create_session_factory
@@ -186,6 +187,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         ],
         metrics=metrics,
         new_work=new_work,
+        source_picker=SourcePicker(assembler.format) if settings.model_judges else None,
     )
 
     async def attach(started: Engine) -> None:

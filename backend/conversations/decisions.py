@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from backend.conversations.models import Conversation, ConversationStatus, HandoffReason, Message
 from backend.conversations.turn_events import TurnEvent, Waiting
 from backend.engine.interface import Engine
-from backend.knowledge.articles import Knowledge
 from backend.prompting.judge_prompts import format_item
-from backend.prompting.registry import LiveBot
+from backend.prompting.registry import NO_KNOWLEDGE, LiveBot, VersionKnowledge
 from backend.unit_of_work import UnitOfWork
 
 
@@ -28,7 +27,7 @@ class AcceptedMessage:
     user: Message
     context_ids: list[int]  # the model's whole context, this message included
     previous_reply: str  # what the bot or an agent said just before ("" at the start)
-    knowledge: Knowledge = Knowledge()  # the help center of the conversation's version, which replies cite
+    knowledge: VersionKnowledge = NO_KNOWLEDGE  # the help center of its version, which replies cite
 
 
 @dataclass(frozen=True)

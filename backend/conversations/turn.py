@@ -43,13 +43,14 @@ from backend.conversations.models import (
 )
 from backend.conversations.reply_checks import FinishedReply, ReplyCheck, Review, review_reply
 from backend.conversations.session_store import Session
+from backend.conversations.sources import SourcePicker
 from backend.conversations.turn_events import Accepted, Done, Failed, Token, TurnStream
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
 from backend.engine.live import LiveEngine
 from backend.errors import AppError, ContextWindowFull, ServiceUnavailable
 from backend.events.bus import STATUS_CHANGED, Event
 from backend.knowledge.articles import Article
-from backend.knowledge.citations import cited
+from backend.knowledge.citations import Source, cited
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
 from backend.prompting.assembler import PromptAssembler
@@ -112,6 +113,7 @@ class ChatTurns:
         reply_checks: Sequence[ReplyCheck],
         metrics: Metrics,
         new_work: Callable[[], AbstractAsyncContextManager[UnitOfWork]],
+        source_picker: SourcePicker | None = None,
     ):
         self.limits = limits
         self.engine = engine
@@ -123,6 +125,7 @@ class ChatTurns:
         self.gates = gates
         self.reply_checks = reply_checks
         self.metrics = metrics
+        self.source_picker = source_picker  # names the article a reply used when it cites none
         self.new_work = new_work  # for the reply's own unit of work, after the request
         self._replies: set[asyncio.Task[None]] = set()
 
@@ -185,7 +188,7 @@ class ChatTurns:
         replies = [m.text for m in messages if m.seq < last.seq and m.role != MessageRole.USER]
         knowledge = await self.bots.knowledge_of_version(work.db, conversation.prompt_version_id)
         previous = replies[-1] if replies else ""
-        return AcceptedMessage(conversation, bot, last, context_ids, previous, knowledge.knowledge)
+        return AcceptedMessage(conversation, bot, last, context_ids, previous, knowledge)
 
     # -- accept, decide, assemble: in the request ------------------------------------
 
@@ -215,16 +218,17 @@ class ChatTurns:
         work.db.add(user)
         await work.db.flush()
         work.emit(message_event(user))
-        return AcceptedMessage(conversation, bot, user, context_ids, previous_reply, knowledge.knowledge)
+        return AcceptedMessage(conversation, bot, user, context_ids, previous_reply, knowledge)
 
     @staticmethod
     def _new_articles(known: VersionKnowledge, given: set[str], bot: LiveBot, text: str) -> list[Article]:
         """The articles of the conversation's help center that match the message and that it was
         not given before: appended once, in canonical order, so every later turn still starts
         with the exact ids of the earlier ones."""
-        if known.search is None:
+        search = known.beside_questions
+        if search is None:
             return []
-        return known.search.new_matches(text, bot.definition.knowledge_settings.articles_per_question, given)
+        return search.new_matches(text, bot.definition.knowledge_settings.articles_per_question, given)
 
     def _settle_now(self, work: UnitOfWork, message: AcceptedMessage, settled: Settled) -> TurnStream:
         """A turn a decision settled: no reply to wait for; the session is kept hot once stored."""
@@ -286,13 +290,15 @@ class ChatTurns:
             # column, and at temperature 0 every retry would write it again.
             # The customer reads the reply without its `[article-id]` markers, and the articles
             # they name (those of its help center only) as its sources.
-            text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge)
+            text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge.knowledge)
             result = dataclasses.replace(outcome, text=text)
             reply_ids = self.assembler.reply(result.token_ids)
             finished = FinishedReply(result.text, reply_ids)
             review = (
                 Review() if interrupted else await review_reply(self.reply_checks, engine, message, finished)
             )
+            if not sources and not interrupted:
+                sources = await self._sources_picked(engine, message, finished)
             cites = [source.as_dict() for source in sources]
             status = await settlement.store_reply(
                 self.new_work, message, reply.message_id, result, finished, review, cites
@@ -363,6 +369,28 @@ class ChatTurns:
         finally:
             if gates is not None:
                 gates.cancel()
+
+    async def _sources_picked(
+        self, engine: Engine, message: AcceptedMessage, reply: FinishedReply
+    ) -> list[Source]:
+        """The article a reply that cites none used, if its bot has a help center (a constrained
+        choice of the model: conversations/sources.py); none if the choice cannot be made."""
+        if self.source_picker is None or message.knowledge.search is None:
+            return []
+        try:
+            return await self.source_picker.pick(
+                engine,
+                message.knowledge,
+                [*message.context_ids, *reply.token_ids],
+                message.user.text,
+                reply.text,
+                request_id=f"sources-{message.user.id}",
+                cache_salt=message.bot.cache_salt,
+                affinity_key=message.conversation.id,
+            )
+        except Exception:
+            logger.exception("picking the sources of the reply to message %s failed", message.user.id)
+            return []
 
     async def _gates(self, engine: Engine, message: AcceptedMessage) -> HandOver | None:
         """The first gate that says hand over, or None; a gate that fails lets the reply through."""

@@ -15,6 +15,12 @@ class ArticleSearch:
         passages = [f"{a.title}\n{a.title}\n{a.text}" for a in knowledge]
         self._index = LexicalIndex(passages, language)
 
+    def best(self, text: str, count: int) -> list[Article]:
+        """The `count` articles that match `text` best, best first."""
+        scores = self._index.scores(text)
+        ranked = sorted((i for i, score in enumerate(scores) if score > 0), key=lambda i: (-scores[i], i))
+        return [self.knowledge.articles[i] for i in ranked[:count]]
+
     def new_matches(self, question: str, count: int, already: Collection[str]) -> list[Article]:
         """Up to `count` best matches for `question` that the conversation has not been given
         yet, in canonical order: given once, an article stays where it was."""

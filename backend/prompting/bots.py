@@ -128,7 +128,7 @@ def load_bot(folder: Path) -> Bot:
                 on_doubt=bool(handoff.get("on_doubt", False)),
             ),
             judges=load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on)),
-            reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading")),
+            reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading"), knowledge),
             office_hours=(
                 parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
             ),

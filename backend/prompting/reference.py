@@ -10,11 +10,16 @@ exactly the ids of earlier ones.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from backend.knowledge.articles import Knowledge
 from backend.retrieval.index import LexicalIndex
 
 DEFAULT_HEADINGS = {
     "en": "The policy lines that best match the customer's next message:",
     "zh": "与顾客下一条消息最相关的政策条款：",
+}
+WITH_HELP_CENTER_HEADINGS = {
+    "en": "The lines of the policy and help center that best match the customer's next message:",
+    "zh": "与顾客下一条消息最相关的政策和帮助中心条款：",
 }
 
 
@@ -25,23 +30,28 @@ class PolicyLines:
     index: LexicalIndex
 
     @classmethod
-    def of(cls, policy: str, language: str, heading: str | None = None) -> "PolicyLines":
-        """Every non-empty line of a Markdown policy but its headings, each searched together
-        with the heading it stands under (a question about "warranty" finds the lines of the
-        warranty section)."""
+    def of(
+        cls, policy: str, language: str, heading: str | None = None, knowledge: Knowledge | None = None
+    ) -> "PolicyLines":
+        """Every non-empty line of a Markdown policy but its headings, and of each help-center
+        article, each searched together with the heading or article title it stands under (a
+        question about "warranty" finds the lines of the warranty section)."""
         lines: list[str] = []
         searched: list[str] = []
-        section = ""
-        for raw in policy.splitlines():
-            line = raw.strip()
-            if line.startswith("#"):
-                section = line.lstrip("#").strip()
-            elif line:
-                text = line.removeprefix("- ").removeprefix("* ").strip()
-                lines.append(text)
-                searched.append(f"{section}\n{text}")
+        documents = [("", policy)] + [(article.title, article.text) for article in knowledge or ()]
+        for title, document in documents:
+            section = title
+            for raw in document.splitlines():
+                line = raw.strip()
+                if line.startswith("#"):
+                    section = line.lstrip("#").strip()
+                elif line:
+                    text = line.removeprefix("- ").removeprefix("* ").strip()
+                    lines.append(text)
+                    searched.append(f"{section}\n{text}")
         if heading is None:
-            heading = DEFAULT_HEADINGS.get(language.split("-")[0], DEFAULT_HEADINGS["en"])
+            headings = WITH_HELP_CENTER_HEADINGS if knowledge else DEFAULT_HEADINGS
+            heading = headings.get(language.split("-")[0], headings["en"])
         return cls(tuple(lines), heading, LexicalIndex(searched, language))
 
     def matching(self, message: str, count: int) -> list[str]:

@@ -55,15 +55,20 @@ class VersionKnowledge:
 
     knowledge: Knowledge
     in_prefix: bool  # False: articles are brought beside the questions they match
-    search: ArticleSearch | None  # over its articles, when they are not in the prefix
+    search: ArticleSearch | None  # over its articles (None: it has none)
+    language: str
+
+    @property
+    def beside_questions(self) -> ArticleSearch | None:
+        """The search that brings articles beside each question, when they are not in the prefix."""
+        return None if self.in_prefix else self.search
 
     @classmethod
     def of(cls, knowledge: Knowledge, in_prefix: bool, language: str) -> "VersionKnowledge":
-        search = ArticleSearch(knowledge, language) if knowledge and not in_prefix else None
-        return cls(knowledge, in_prefix, search)
+        return cls(knowledge, in_prefix, ArticleSearch(knowledge, language) if knowledge else None, language)
 
 
-NO_KNOWLEDGE = VersionKnowledge(Knowledge(), True, None)
+NO_KNOWLEDGE = VersionKnowledge(Knowledge(), True, None, "en")
 
 
 def cache_salt(secret_key: str, slug: str) -> str:

@@ -44,7 +44,8 @@ async def test_articles_that_do_not_fit_come_beside_the_question_once_each(make_
     assert "bank-sync" in (users[2].articles or [])
     decode = services.assembler.format.tokenizer.decode
     assert "A late fee of 2% of the invoice total" in decode(users[0].token_ids)
-    assert "A late fee of 2%" not in decode(users[1].token_ids)
+    assert "[late-fees] Late fees on overdue invoices" in decode(users[0].token_ids)
+    assert "[late-fees]" not in decode(users[1].token_ids)  # the article is not given again
 
     # Append-only: each turn's prompt starts with everything before it, so the cache serves it.
     history = [*live.prefix.token_ids]
