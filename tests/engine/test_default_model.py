@@ -5,7 +5,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from backend.config import Settings
+from backend.config import PROJECT_ROOT, Settings
 from backend.engine.vllm_engine import VllmEngine
 from tests.helpers import done_event, send, start
 from tests.support import running_app
@@ -35,3 +35,15 @@ async def test_the_chinese_bot_answers_from_its_policy(default_client):
     assert conversation["greeting"] == "您好，请问有什么可以帮您？"
     reply = done_event(await send(default_client, conversation, "你们的服务热线是多少？"))
     assert "400-820-1357" in reply["text"], reply["text"]
+
+
+async def test_a_help_center_answer_names_its_source_among_the_bots_articles(default_client):
+    # At this context window (4,096) the help center does not fit: the articles that match the
+    # question come beside it, and the reply's source is one of the bot's articles.
+    conversation = await start(default_client, "tallybook-en")
+    reply = done_event(await send(default_client, conversation, "How long is the free trial?"))
+    articles = {path.stem for path in (PROJECT_ROOT / "prompts" / "tallybook-en" / "knowledge").glob("*.md")}
+    assert reply.get("sources"), reply
+    assert {source["id"] for source in reply["sources"]} <= articles
+    assert all(source["title"] and source["url"].startswith("https://") for source in reply["sources"])
+    assert "[" not in reply["text"], reply["text"]  # citations are taken out of what the customer reads

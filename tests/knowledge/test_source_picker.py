@@ -24,7 +24,7 @@ REPLY = "Yes: a late fee of 2% of the invoice total is added 7 days after the du
 
 
 class Chooses:
-    """An engine whose next token is the label at `choice` (0: none), and that keeps the prompt."""
+    """An engine whose next token is the label at `choice` (0 is "1"), and that keeps the prompt."""
 
     def __init__(self, choice: int):
         self.choice = choice
@@ -45,16 +45,16 @@ async def pick(picker: SourcePicker, engine, known=KNOWN, reply=REPLY):
 
 async def test_the_models_number_names_one_of_the_best_matches(tiny_tokenizer_format):
     picker = SourcePicker(tiny_tokenizer_format)
-    engine = Chooses(1)
+    engine = Chooses(0)
     assert [s.id for s in await pick(picker, engine)] == ["late-fees"]  # the best match is listed first
     listed = tiny_tokenizer_format.tokenizer.decode(engine.prompt)
-    assert "1. Late fees\n" in listed and "0. None of them" in listed
-    assert await pick(picker, Chooses(0)) == []
+    assert "1. Late fees\n2. Invoice numbers<|im_end|>" in listed
+    assert [s.id for s in await pick(picker, Chooses(1))] == ["invoice-numbering"]
 
 
 async def test_no_help_center_or_no_reply_asks_nothing(tiny_tokenizer_format):
     picker = SourcePicker(tiny_tokenizer_format)
-    engine = Chooses(1)
+    engine = Chooses(0)
     assert await pick(picker, engine, known=NO_KNOWLEDGE) == []
     assert await pick(picker, engine, reply="  ") == []
     assert engine.prompt == []
