@@ -114,6 +114,13 @@ def table(results: dict[str, Any]) -> str:
             f"{result['first_token_held_ms_mean']} ms, checks after the reply "
             f"{result['checks_ms_mean']} ms (means)",
         ]
+        sources = result.get("sources", {})
+        if sources.get("cases_naming_sources"):
+            lines.append(
+                f"  sources: {sources['cited_an_answering_article']}/{sources['cases_naming_sources']} "
+                f"replies named an article that answers the case ({sources['cited_only_others']} only "
+                f"others, {sources['cited_none']} none)"
+            )
         for failure in result["failures"]:
             reply = failure["reply"].replace("\n", " ")[:120]
             lines.append(f"  FAIL {failure['case']}: {'; '.join(failure['reasons'])} | {reply}")
