@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # What a live conversation is taken to add to the KV cache, for the sizing logged at start-up.
     sizing_conversation_tokens: int = Field(default=2048, ge=1)
     max_num_batched_tokens: int = 4096
+    # A prompt's uncomputed part beyond this many tokens is prefilled this many per engine step
+    # while other requests wait (vLLM's long_prefill_token_threshold), so a long help center
+    # being warmed or a long first turn does not hold back every other bot's replies. 0: no cap.
+    long_prefill_tokens: int = Field(default=1024, ge=0)
     max_num_seqs: int = 32
     gpu_memory_utilization: float = 0.5  # on the CPU build: share of host memory
     tensor_parallel_size: int = 1

@@ -24,6 +24,7 @@ def engine_options(settings: Settings, model_dir: Path) -> dict[str, Any]:
         "kv_cache_memory_bytes": int(settings.kv_cache_gib * GiB),
         "max_model_len": settings.max_model_len,
         "max_num_batched_tokens": settings.max_num_batched_tokens,
+        "long_prefill_token_threshold": settings.long_prefill_tokens,
         "max_num_seqs": settings.max_num_seqs,
         "gpu_memory_utilization": settings.gpu_memory_utilization,
         "tensor_parallel_size": settings.tensor_parallel_size,
