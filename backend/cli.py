@@ -104,7 +104,8 @@ def bench(
     scenario: Annotated[
         list[str] | None,
         typer.Option(
-            help="article, random, multiturn, support, speculative (repeat to pick several; default all)."
+            help="article, random, multiturn, support, speculative, knowledge, capacity "
+            "(repeat to pick several; default all)."
         ),
     ] = None,
     way: Annotated[
@@ -119,6 +120,44 @@ def bench(
     speculative_max_tokens: Annotated[
         int, typer.Option(help="Reply length cap of `speculative` (speculative decoding off vs on).")
     ] = 128,
+    knowledge_questions: Annotated[
+        int, typer.Option(help="`knowledge`: questions asked one at a time, caching on.")
+    ] = 8,
+    knowledge_concurrency: Annotated[
+        str, typer.Option(help="`knowledge`: questions at once, comma-separated levels (caching on).")
+    ] = "2,4",
+    knowledge_rounds: Annotated[
+        int, typer.Option(help="`knowledge`: rounds at each level (level x rounds questions; caching on).")
+    ] = 2,
+    knowledge_off_questions: Annotated[
+        int, typer.Option(help="`knowledge`, caching off (a whole help-center prefill each): one at a time.")
+    ] = 3,
+    knowledge_off_concurrency: Annotated[
+        str, typer.Option(help="`knowledge`, caching off: levels, one round each ('' for none).")
+    ] = "2",
+    retrieval_conversations: Annotated[
+        int, typer.Option(help="`knowledge` on the retrieval path: conversations (0: not run).")
+    ] = 4,
+    retrieval_turns: Annotated[int, typer.Option(help="`knowledge` on the retrieval path: turns each.")] = 6,
+    capacity_conversations: Annotated[
+        str, typer.Option(help="`capacity`: live conversations at each checkpoint, growing, comma-separated.")
+    ] = "16,20,24,26,28,30,32,34",
+    capacity_returning: Annotated[
+        int, typer.Option(help="`capacity`: customers returning at each checkpoint, one at a time.")
+    ] = 2,
+    capacity_turns: Annotated[
+        int, typer.Option(help="`capacity`: long messages per opened conversation.")
+    ] = 2,
+    capacity_at_once: Annotated[
+        int, typer.Option(help="`capacity`: conversations opened at the same time.")
+    ] = 8,
+    capacity_message_chars: Annotated[
+        int, typer.Option(help="`capacity`: length of each opening message (the widget takes 4,000).")
+    ] = 3600,
+    capacity_kv_gib: Annotated[
+        float, typer.Option(help="`capacity`: KV cache size (the CPU build takes whole GiB, at least 1).")
+    ] = 1.0,
+    capacity_max_tokens: Annotated[int, typer.Option(help="`capacity`: reply length cap.")] = 48,
     model: Annotated[Path | None, typer.Option(help="A model directory instead of PREFIXDESK_MODEL.")] = None,
     out: Annotated[Path, typer.Option(help="JSON results.")] = Path("bench/results/latest.json"),
     plots_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside --out).")] = None,
@@ -130,7 +169,9 @@ def bench(
     ] = False,
 ) -> None:
     """Prefix caching on vs off: the article's experiments on the app, the bare engine and `vllm serve`;
-    and speculative decoding off vs on (`speculative`). Results of scenarios not run are kept in --out."""
+    speculative decoding off vs on (`speculative`); a long help center in the prefix (`knowledge`);
+    returning customers against live conversations for a KV cache size (`capacity`).
+    Results of scenarios not run are kept in --out."""
     import os
 
     from backend.bench.suite import SCENARIO_WAYS, WAYS, Options, run_bench
@@ -154,12 +195,33 @@ def bench(
         window_s=window,
         max_tokens=max_tokens,
         speculative_max_tokens=speculative_max_tokens,
+        knowledge_questions=knowledge_questions,
+        knowledge_concurrency=_counts(knowledge_concurrency),
+        knowledge_rounds=knowledge_rounds,
+        knowledge_off_questions=knowledge_off_questions,
+        knowledge_off_concurrency=_counts(knowledge_off_concurrency),
+        retrieval_conversations=retrieval_conversations,
+        retrieval_turns=retrieval_turns,
+        capacity_conversations=_counts(capacity_conversations),
+        capacity_returning=capacity_returning,
+        capacity_turns=capacity_turns,
+        capacity_at_once=capacity_at_once,
+        capacity_message_chars=capacity_message_chars,
+        capacity_kv_gib=capacity_kv_gib,
+        capacity_max_tokens=capacity_max_tokens,
         out=out,
         plots_dir=plots_dir,
         group_by_way=group_by_way,
         caching=[mode == "on" for mode in ("off", "on") if mode in modes],
     )
-    run_bench(options, echo=typer.echo)
+    try:
+        run_bench(options, echo=typer.echo)
+    except ValueError as error:  # a bad option found before any run
+        _fail(str(error))
+
+
+def _counts(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
 
 
 if __name__ == "__main__":

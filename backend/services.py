@@ -38,7 +38,7 @@ from backend.engine.kv_sizing import context_window, knowledge_budget, kv_sizing
 from backend.engine.live import LiveEngine
 from backend.engine.model_store import resolve_model_dir
 from backend.engine.supervisor import EngineSupervisor
-from backend.engine.vllm_options import engine_dtype
+from backend.engine.vllm_options import engine_dtype, kv_cache_gib
 from backend.events.bus import PROMPTS_RELOADED, STATUS_CHANGED, EventBus, MemoryEventBus, RedisEventBus
 from backend.events.listener import EventListener
 from backend.inbox.service import InboxService
@@ -194,7 +194,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         fixed = sum(len(ids) for live_bot in bots.values() for _, ids in live_bot.fixed_prompts())
         sizing = kv_sizing(
             model_dir,
-            kv_cache_gib=settings.kv_cache_gib,
+            kv_cache_gib=kv_cache_gib(settings),  # as the engine gets it
             block_size=settings.block_size,
             dtype=engine_dtype(settings.dtype),
             fixed_tokens=fixed,

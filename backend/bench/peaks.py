@@ -52,6 +52,27 @@ def metrics_drafts_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[t
     return read
 
 
+# vLLM's counters of what its engine computed, summed over their labels.
+ENGINE_COUNTERS = {
+    "prompt_tokens": "vllm:prompt_tokens_total",
+    "prompt_tokens_cached": "vllm:prompt_tokens_cached_total",
+    "generation_tokens": "vllm:generation_tokens_total",
+    "prefix_cache_queries": "vllm:prefix_cache_queries_total",
+    "prefix_cache_hits": "vllm:prefix_cache_hits_total",
+    "preemptions": "vllm:num_preemptions_total",
+}
+
+
+def metrics_counters_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable[dict[str, int]]]:
+    """vLLM's engine counters so far (`ENGINE_COUNTERS`), from a server's /metrics."""
+
+    async def read() -> dict[str, int]:
+        text = (await client.get("/metrics")).text
+        return {key: int(sum(_samples(text, name))) for key, name in ENGINE_COUNTERS.items()}
+
+    return read
+
+
 class Peaks:
     """Samples in the background until stopped; `as_dict` gives the maxima seen."""
 

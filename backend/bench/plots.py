@@ -6,6 +6,8 @@ from backend.bench.report import WAY_ORDER
 from backend.bench.workloads import CONCURRENCY
 
 COLORS = {"off": "#b0b7c3", "on": "#2f6fdf"}
+# Scenarios with plots of their own, not in the on/off and ways comparisons.
+OWN_PLOTS = ("speculative", "knowledge", "capacity")
 
 
 def _pyplot():
@@ -19,7 +21,7 @@ def _pyplot():
 
 def on_vs_off(scenarios: dict, path: Path) -> Path | None:
     """Total time and QPS with caching off and on, per scenario (its headline way)."""
-    names = [n for n, r in scenarios.items() if "on" in r and "off" in r and n != "speculative"]
+    names = [n for n, r in scenarios.items() if "on" in r and "off" in r and n not in OWN_PLOTS]
     if not names:
         return None
     plt = _pyplot()
@@ -48,7 +50,7 @@ def on_vs_off(scenarios: dict, path: Path) -> Path | None:
 
 def ways(scenarios: dict, path: Path) -> Path | None:
     """QPS of the app over HTTP, the bare engine and vLLM's own server, caching off and on."""
-    names = [n for n, r in scenarios.items() if len(r["ways"]) > 1 and n != "speculative"]
+    names = [n for n, r in scenarios.items() if len(r.get("ways", {})) > 1 and n not in OWN_PLOTS]
     if not names:
         return None
     plt = _pyplot()
@@ -153,6 +155,110 @@ def speculative(scenarios: dict, path: Path) -> Path | None:
     return path
 
 
+def knowledge(scenarios: dict, path: Path) -> Path | None:
+    """The help-center bot: first-token time by concurrency, caching off and on; and on the
+    retrieval path, the cached share of each turn."""
+    result = scenarios.get("knowledge")
+    if not result or not ("on" in result or "off" in result):
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    levels = sorted({int(k) for m in ("off", "on") for k in result.get(m, {}).get("by_concurrency", {})})
+    width = 0.38
+    for offset, mode in ((-width / 2, "off"), (width / 2, "on")):
+        parts = result.get(mode, {}).get("by_concurrency", {})
+        points = [(i, parts[str(level)]) for i, level in enumerate(levels) if str(level) in parts]
+        if not points:
+            continue
+        bars = axes[0].bar(
+            [i + offset for i, _ in points],
+            [f["ttft_ms_p50"] / 1000 for _, f in points],
+            width,
+            label=f"caching {mode}",
+            color=COLORS[mode],
+        )
+        axes[0].bar_label(bars, fmt="%.3g", fontsize=8)
+    axes[0].set_yscale("log")
+    axes[0].set_xticks(range(len(levels)), [str(level) for level in levels])
+    axes[0].set_xlabel("questions at once (each a new conversation)")
+    axes[0].set_title(f"first token p50 (s), prefix of {result.get('prefix_tokens')} tokens")
+    axes[0].legend()
+    retrieval = result.get("retrieval")
+    if retrieval:
+        rows = retrieval["by_turn"]
+        axes[1].bar(
+            [r["turn"] for r in rows],
+            [(r["cached_share_of_cacheable"] or 0) * 100 for r in rows],
+            color=COLORS["on"],
+        )
+        axes[1].set_ylim(0, 105)
+        prefix = retrieval["prefix_tokens"]
+        axes[1].set_xlabel(f"turn (prefix of {prefix} tokens)")
+        axes[1].set_title("retrieval path: cached / cacheable tokens (%)")
+    else:
+        axes[1].axis("off")
+    fig.suptitle("a long help center in the fixed prefix (tallybook-en)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def capacity(scenarios: dict, path: Path) -> Path | None:
+    """Returning customers' cache hits and first-token time against the conversations' worth of
+    KV cache taken in since they left (each point labelled with its live conversations)."""
+    result = scenarios.get("capacity")
+    if not result or not result.get("levels"):
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    rows = [r for r in result["levels"] if r.get("equivalent_conversations") is not None]
+    if not rows:
+        return None
+    x = [r["equivalent_conversations"] for r in rows]
+    axes[0].plot(
+        x, [(r["history_hit_rate"] or 0) * 100 for r in rows], "o-", color=COLORS["on"], label="own history"
+    )
+    axes[0].plot(
+        x,
+        [(r["hit_rate"] or 0) * 100 for r in rows],
+        "s--",
+        color=COLORS["off"],
+        label="cached / cacheable (bot prefix included)",
+    )
+    for xi, row in zip(x, rows, strict=True):
+        axes[0].annotate(
+            str(row["conversations"]),
+            (xi, 100),
+            textcoords="offset points",
+            xytext=(0, 6),
+            ha="center",
+            fontsize=7,
+        )
+    axes[0].set_ylim(-5, 112)
+    axes[0].set_ylabel("returning customers: from cache (%)")
+    axes[0].set_title("history found again (labels: live conversations)", fontsize=10)
+    axes[1].plot(x, [r["ttft_ms_p50"] / 1000 for r in rows], "o-", color=COLORS["on"], label="p50")
+    axes[1].plot(x, [r["ttft_ms_max"] / 1000 for r in rows], "s--", color=COLORS["off"], label="max")
+    axes[1].set_ylim(bottom=0)
+    axes[1].set_title("returning customers: first token (s)", fontsize=10)
+    predicted = result.get("predicted_conversations")
+    for ax in axes:
+        if predicted:
+            ax.axvline(predicted, color="#d9534f", linestyle=":", label=f"predicted fall-off ({predicted:g})")
+        ax.set_xlabel("conversations' worth of KV taken in since they left")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="center left")
+    tokens = f"{result['kv_cache_tokens']:,}" if result.get("kv_cache_tokens") else "?"
+    fig.suptitle(
+        f"KV cache {result['kv_cache_gib']:g} GiB ({tokens} tokens): returning {result['bot']} customers"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def write_all(scenarios: dict, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     made = [
@@ -160,5 +266,7 @@ def write_all(scenarios: dict, folder: Path) -> list[Path]:
         ways(scenarios, folder / "ways.png"),
         latency_vs_rate(scenarios, folder / "latency_vs_rate.png"),
         speculative(scenarios, folder / "speculative.png"),
+        knowledge(scenarios, folder / "knowledge.png"),
+        capacity(scenarios, folder / "capacity.png"),
     ]
     return [p for p in made if p is not None]

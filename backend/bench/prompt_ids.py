@@ -26,13 +26,24 @@ class History:
 
 
 class PromptIds:
-    def __init__(self, model_dir: Path, prompts_dir: Path, secret_key: str, relevant_lines: int):
+    def __init__(
+        self,
+        model_dir: Path,
+        prompts_dir: Path,
+        secret_key: str,
+        relevant_lines: int,
+        knowledge_budget: int | None = None,
+    ):
+        """`knowledge_budget`: the app's (from its context window), so that a help center is in
+        a bot's prefix here exactly when it is in the app's."""
         from transformers import AutoTokenizer
 
         self.assembler = PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(model_dir)))
         self.bots = load_bots(prompts_dir)
-        self.prefixes = {
-            slug: list(self.assembler.bot_prefix(bot).token_ids) for slug, bot in self.bots.items()
+        prefixes = {slug: self.assembler.bot_prefix(bot, knowledge_budget) for slug, bot in self.bots.items()}
+        self.prefixes = {slug: list(prefix.token_ids) for slug, prefix in prefixes.items()}
+        self.knowledge_in_prefix = {
+            slug: prefix.knowledge_in_prefix for slug, prefix in prefixes.items() if self.bots[slug].knowledge
         }
         self.salts = {slug: cache_salt(secret_key, slug) for slug in self.bots}
         self.relevant_lines = relevant_lines

@@ -3,6 +3,9 @@
 None asks for a person: the app would hand the conversation over instead of replying.
 """
 
+import tomllib
+from pathlib import Path
+
 SHOP_EN = [
     "How many days do I have to return an item?",
     "Is return shipping free in Germany?",
@@ -40,3 +43,15 @@ SHOP_EN = [
     "Do you accept iDEAL?",
     "What if my parcel never arrives?",
 ]
+
+
+def eval_questions(bot_folder: Path) -> list[str]:
+    """A bot's eval questions that open a conversation: the first turns of its single-turn
+    cases, without those that ask for a person (the bot would hand over instead of replying)."""
+    cases = tomllib.loads((bot_folder / "eval.toml").read_text(encoding="utf-8")).get("case", [])
+    found: list[str] = []
+    for case in cases:
+        turns = case.get("turns", [])
+        if len(turns) == 1 and not case.get("handoff", False) and turns[0] not in found:
+            found.append(turns[0])
+    return found

@@ -3,6 +3,8 @@
 import hashlib
 from statistics import mean
 
+from backend.bench.workloads import BOT, KNOWLEDGE_BOT
+
 # The product's own way first: a scenario's headline figures come from the first way it ran.
 WAY_ORDER = ("app", "engine", "peer")
 
@@ -182,6 +184,222 @@ def speculative_results(results: list[dict]) -> dict:
     return out
 
 
+def _part_figures(run: dict, **extra) -> dict:
+    """A part's figures without what only a whole scenario's run has (digests, sample reply)."""
+    out = figures(run, **extra)
+    out.pop("sample_reply", None)
+    return out
+
+
+def knowledge_results(results: list[dict]) -> dict:
+    """The help-center bot: first-turn time to first token with caching off and on, single-stream
+    and at each concurrency; and on the retrieval path, the cached share of later turns."""
+    out: dict = {"way": "app"}
+    for result in results:
+        runs = [run for run in result["runs"] if run["scenario"] == "knowledge"]
+        if not runs:
+            continue
+        bot = KNOWLEDGE_BOT
+        prefix = {
+            "prefix_tokens": result["prefix_tokens"].get(bot),
+            "knowledge_in_prefix": result.get("knowledge_in_prefix", {}).get(bot),
+        }
+        if result.get("knowledge_path") == "retrieval":
+            out["retrieval"] = {**_retrieval(runs[0], result["engine_load_s"]), **prefix}
+            continue
+        out.update(bot=bot, context_window=result.get("context_window"), **prefix)
+        out["options"] = result.get("knowledge_options")
+        parts = {run["part"]: _part_figures(run) for run in runs}
+        single = parts.get("c1", {})
+        mode = "on" if result["caching"] else "off"
+        out[mode] = {
+            **single,
+            "engine_load_s": round(result["engine_load_s"], 1),
+            "total_s_all_parts": round(sum(run["total_s"] for run in runs), 3),
+            "by_concurrency": {part[1:]: figures_ for part, figures_ in parts.items()},
+        }
+        out.setdefault("_ttft", {})[mode] = {
+            r["conversation"]: r["ttft_ms"] for run in runs if run["part"] == "c1" for r in run["records"]
+        }
+    ttft = out.pop("_ttft", {})
+    on, off = out.get("on"), out.get("off")
+    if on and off:
+        out["ttft_p50_off_vs_on"] = _ratio(off.get("ttft_ms_p50"), on.get("ttft_ms_p50"), 1)
+        # The same questions: the caching-off run asks the first of the caching-on run's.
+        same = [ttft["on"][key] for key in ttft.get("off", {}) if key in ttft.get("on", {})]
+        if same:
+            out["ttft_p50_off_vs_on_same_questions"] = _ratio(
+                off.get("ttft_ms_p50"), percentile(same, 0.5), 1
+            )
+        out["ttft_p50_off_vs_on_by_concurrency"] = {
+            level: _ratio(f.get("ttft_ms_p50"), on["by_concurrency"][level].get("ttft_ms_p50"), 1)
+            for level, f in off["by_concurrency"].items()
+            if level in on["by_concurrency"]
+        }
+    return out
+
+
+def _retrieval(run: dict, engine_load_s: float) -> dict:
+    """Conversations on the retrieval path: what each later turn found in the cache."""
+    records = run["records"]
+    later = [r for r in records if r["turn"] > 0]
+    cached = sum(r["cached_tokens"] for r in later)
+    cacheable = sum(r["cacheable_tokens"] for r in later)
+    by_turn = []
+    for turn in sorted({r["turn"] for r in records}):
+        rows = [r for r in records if r["turn"] == turn]
+        turn_cached = sum(r["cached_tokens"] for r in rows)
+        turn_cacheable = sum(r["cacheable_tokens"] for r in rows)
+        by_turn.append(
+            {
+                "turn": turn + 1,
+                "prompt_tokens_mean": round(mean(r["prompt_tokens"] for r in rows), 1),
+                "new_tokens_mean": round(mean(r["prompt_tokens"] - r["cached_tokens"] for r in rows), 1),
+                "cached_tokens": turn_cached,
+                "cacheable_tokens": turn_cacheable,
+                "cached_share_of_cacheable": round(turn_cached / turn_cacheable, 4)
+                if turn_cacheable
+                else None,
+                "ttft_ms_p50": round(percentile([r["ttft_ms"] for r in rows], 0.5), 1),
+            }
+        )
+    return {
+        "conversations": len({r["conversation"] for r in records}),
+        "turns": max((r["turn"] for r in records), default=-1) + 1,
+        "later_turns_cached_tokens": cached,
+        "later_turns_cacheable_tokens": cacheable,
+        "later_turns_cached_share": round(cached / cacheable, 4) if cacheable else None,
+        "by_turn": by_turn,
+        "all_turns": _part_figures(run, engine_load_s=engine_load_s),
+    }
+
+
+# A returning customer whose history the cache served at least this share of still "hits".
+CAPACITY_HIT = 0.9
+
+
+def _written(counters: dict) -> int:
+    """KV tokens a phase wrote: the prompt tokens it computed (not served from the cache; the
+    handoff judge's reads included) and the reply tokens it generated."""
+    computed = counters.get("prompt_tokens", 0) - counters.get("prompt_tokens_cached", 0)
+    return computed + counters.get("generation_tokens", 0)
+
+
+def capacity_results(results: list[dict]) -> dict:
+    """Returning customers' cached share and first-token time against live conversations.
+
+    What decides a returning customer's hit is what the cache took in after their last turn
+    (it evicts the least recently used blocks first): the conversations opened after theirs,
+    each writing `kv_tokens_per_conversation`, and the customers who came back before them,
+    whose histories are used again (and their short turn written). `kv_tokens_since` estimates
+    it per checkpoint from those counts; `equivalent_conversations` is the same in opened
+    conversations, as if nobody had come back in between.
+    """
+    result = results[0]
+    runs = [run for run in result["runs"] if run["scenario"] == "capacity"]
+    log = result.get("engine_log", {})
+    block = result["block_size"]
+    prefix = result["prefix_tokens"].get(BOT, 0)
+    prefix_blocks = prefix // block * block  # always in the cache: every turn uses them
+    plan = result.get("capacity_plan") or {}
+    per_return = plan.get("returning", 1)
+    phases = []
+    for checkpoint, level in enumerate(sorted({run["level"] for run in runs})):
+        opened = next(r for r in runs if r["level"] == level and r["part"] == "open")
+        back = next(r for r in runs if r["level"] == level and r["part"] == "return")
+        phases.append((checkpoint, level, opened, back))
+    opened_total = sum(len({r["conversation"] for r in o["records"]}) for _, _, o, _ in phases)
+    written = sum(_written(o["engine_counters"]) for _, _, o, _ in phases)
+    per_conversation = round(written / opened_total) if opened_total else None
+    histories = [r["prompt_tokens"] - prefix for _, _, _, b in phases for r in b["records"]]
+    history = round(mean(histories)) if histories else 0  # a returning customer's own history
+    # What a return writes beyond the history it finds again (or computes again, when it missed).
+    returns = [
+        (
+            _written(b["engine_counters"])
+            - sum(r["cacheable_tokens"] - r["cached_tokens"] for r in b["records"])
+        )
+        / max(1, len(b["records"]))
+        for _, _, _, b in phases
+    ]
+    per_return_written = round(mean(returns)) if returns else 0
+    levels = []
+    for checkpoint, level, opened, back in phases:
+        returning = figures(back)
+        cached, cacheable = returning.get("cached_tokens", 0), returning.get("cacheable_tokens", 0)
+        own = cacheable - prefix_blocks * returning["requests"]
+        opened_after = max(0, level - (checkpoint + 1) * per_return)
+        returned_before = checkpoint * per_return
+        since = opened_after * (per_conversation or 0) + returned_before * (history + per_return_written)
+        levels.append(
+            {
+                "conversations": level,
+                "opened": len({r["conversation"] for r in opened["records"]}),
+                "kv_tokens_written_by_opening": _written(opened["engine_counters"]),
+                "returning": returning["requests"],
+                "cached_tokens": cached,
+                "cacheable_tokens": cacheable,
+                "hit_rate": returning.get("cached_share_of_cacheable"),
+                # Of their own history, beyond the bot's prefix (whose blocks every turn keeps warm).
+                "history_hit_rate": round(max(0, cached - prefix_blocks * returning["requests"]) / own, 4)
+                if own > 0
+                else None,
+                "ttft_ms_p50": returning.get("ttft_ms_p50"),
+                "ttft_ms_max": max((r["ttft_ms"] for r in back["records"]), default=None),
+                "prompt_tokens_mean": round(
+                    returning.get("prompt_tokens", 0) / max(1, returning["requests"]), 1
+                ),
+                "opened_after_them": opened_after,
+                "returned_before_them": returned_before,
+                "kv_tokens_since": since,
+                "equivalent_conversations": round(per_return + since / per_conversation, 1)
+                if per_conversation
+                else None,
+                "open_total_s": round(opened["total_s"], 1),
+                "open_ttft_ms_p50": figures(opened).get("ttft_ms_p50"),
+                "preemptions": opened["engine_counters"].get("preemptions", 0),
+                "peak_kv_cache_usage": opened["peak_kv_cache_usage"],
+                "load_avg_1m_at_start": round(opened["load_avg_1m_at_start"], 2),
+            }
+        )
+    kv_tokens, fixed = log.get("kv_cache_tokens"), log.get("fixed_tokens")
+    room = (kv_tokens - (fixed or 0)) if kv_tokens else None
+    # Opened conversations that fit after the returning customers' own histories, plus them.
+    predicted = (
+        round(per_return + (room - per_return * history) / per_conversation, 1)
+        if room and per_conversation
+        else None
+    )
+    # Kept: at least CAPACITY_HIT of their own history (beyond the always-warm bot prefix) came back.
+    hits = [row for row in levels if row["history_hit_rate"] is not None]
+    fall = next((row for row in hits if row["history_hit_rate"] < CAPACITY_HIT), None)
+    kept = [row for row in hits if fall is None or row["conversations"] < fall["conversations"]]
+    return {
+        "way": "app",
+        "bot": BOT,
+        "kv_cache_gib": result["kv_cache_gib"],
+        "kv_cache_tokens": kv_tokens,  # vLLM's own count, from its start-up log
+        "startup_sizing": log.get("sizing"),  # the app's line (backend/engine/kv_sizing.py)
+        "fixed_tokens": fixed,
+        "room_tokens": room,  # the cache less the warm prefixes
+        "block_size": block,
+        "prefix_tokens": prefix,
+        "plan": plan,
+        "max_reply_tokens": result.get("max_reply_tokens"),
+        "kv_tokens_per_conversation": per_conversation,
+        "history_tokens": history,
+        "kv_tokens_per_return": per_return_written,
+        "predicted_conversations": predicted,
+        "hit_threshold": CAPACITY_HIT,
+        "last_level_kept": kept[-1]["conversations"] if kept else None,
+        "last_level_kept_equivalent": kept[-1]["equivalent_conversations"] if kept else None,
+        "fall_off_at": fall["conversations"] if fall else None,
+        "fall_off_at_equivalent": fall["equivalent_conversations"] if fall else None,
+        "levels": levels,
+        "engine_load_s": round(result["engine_load_s"], 1),
+    }
+
+
 def targets(scenarios: dict) -> list[dict]:
     """The issue's targets, each with the measured value (None: not measured in this run)."""
     article, random_, multiturn = (scenarios.get(s, {}) for s in ("article", "random", "multiturn"))
@@ -218,6 +436,22 @@ def targets(scenarios: dict) -> list[dict]:
             speculative.get("same_reply_share", {}).get("c1"),
             ">=",
             1.0,
+        ),
+    ]
+    knowledge = scenarios.get("knowledge", {})
+    rows += [
+        (
+            "knowledge: TTFT p50 single-stream, caching on (ms)",
+            knowledge.get("on", {}).get("ttft_ms_p50"),
+            "<=",
+            1000.0,
+        ),
+        ("knowledge: TTFT p50 single-stream, off / on", knowledge.get("ttft_p50_off_vs_on"), ">=", 30.0),
+        (
+            "knowledge: retrieval path, cached / cacheable tokens of later turns",
+            knowledge.get("retrieval", {}).get("later_turns_cached_share"),
+            ">=",
+            0.9,
         ),
     ]
     return [
@@ -325,9 +559,105 @@ def speculative_table(result: dict) -> str:
     return "\n".join(lines).rstrip()
 
 
+KNOWLEDGE_ROWS = [
+    ("questions", "requests"),
+    ("total time (s)", "total_s"),
+    ("TTFT p50 (ms)", "ttft_ms_p50"),
+    ("TTFT p95 (ms)", "ttft_ms_p95"),
+    ("latency p50 (ms)", "latency_ms_p50"),
+    ("prompt tokens", "prompt_tokens"),
+    ("cached / cacheable", "cached_share_of_cacheable"),
+    ("peak KV cache use", "peak_kv_cache_usage"),
+]
+
+
+def knowledge_table(result: dict) -> str:
+    levels = sorted(
+        {int(k) for mode in ("off", "on") for k in result.get(mode, {}).get("by_concurrency", {})}
+    )
+    columns = [
+        (str(level), mode)
+        for level in levels
+        for mode in ("off", "on")
+        if str(level) in result.get(mode, {}).get("by_concurrency", {})
+    ]
+    where = "in the fixed prefix" if result.get("knowledge_in_prefix") else "beside each question"
+    prefix = result.get("prefix_tokens")
+    lines = [
+        f"### knowledge ({result.get('bot')}, help center {where}; prefix {prefix} tokens)",
+        "",
+        "| metric | " + " | ".join(f"{level} at once, caching {mode}" for level, mode in columns) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    for label, key in KNOWLEDGE_ROWS:
+        cells = [
+            _cell(result[mode]["by_concurrency"][level].get(key), key in SHARES) for level, mode in columns
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    loads = [f"caching {m}: {result[m]['engine_load_s']} s" for m in ("off", "on") if m in result]
+    lines += ["", f"start-up until /readyz (engine load and warm-up): {'; '.join(loads)}"]
+    if "ttft_p50_off_vs_on" in result:
+        lines.append(
+            f"TTFT p50 single-stream off / on: {_cell(result['ttft_p50_off_vs_on'])}x "
+            f"(same questions: {_cell(result.get('ttft_p50_off_vs_on_same_questions'))}x)"
+        )
+    retrieval = result.get("retrieval")
+    if retrieval:
+        lines += [
+            "",
+            f"### knowledge on the retrieval path (prefix {retrieval['prefix_tokens']} tokens, caching on): "
+            f"{retrieval['conversations']} conversations x {retrieval['turns']} turns",
+            "",
+            "| turn | prompt tokens (mean) | computed tokens (mean) | cached / cacheable | TTFT p50 (ms) |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for row in retrieval["by_turn"]:
+            lines.append(
+                f"| {row['turn']} | {_cell(row['prompt_tokens_mean'])} | {_cell(row['new_tokens_mean'])} | "
+                f"{_cell(row['cached_share_of_cacheable'], True)} | {_cell(row['ttft_ms_p50'])} |"
+            )
+        lines.append(
+            f"| 2-{retrieval['turns']} | | | **{_cell(retrieval['later_turns_cached_share'], True)}** "
+            f"({retrieval['later_turns_cached_tokens']} of {retrieval['later_turns_cacheable_tokens']}) | |"
+        )
+    return "\n".join(lines)
+
+
+def capacity_table(result: dict) -> str:
+    lines = [
+        f"### capacity ({result['bot']}, KV cache {result['kv_cache_gib']:g} GiB = "
+        f"{_cell(result['kv_cache_tokens'])} tokens by vLLM's count)",
+        "",
+        f"app's start-up line: {result.get('startup_sizing') or '-'}",
+        "KV tokens written per opened conversation (its messages, replies and the judge's reads): "
+        f"{_cell(result['kv_tokens_per_conversation'])}; a returning customer's history: "
+        f"{_cell(result['history_tokens'])}; predicted to fit: {_cell(result['predicted_conversations'])}",
+        "",
+        "| live conversations | equivalent | returning | cached / cacheable | own history from cache "
+        "| TTFT p50 (ms) | TTFT max (ms) | opening time (s) | preemptions |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in result["levels"]:
+        lines.append(
+            f"| {row['conversations']} | {_cell(row['equivalent_conversations'])} | {row['returning']} | "
+            f"{_cell(row['hit_rate'], True)} | {_cell(row['history_hit_rate'], True)} | "
+            f"{_cell(row['ttft_ms_p50'])} | {_cell(row['ttft_ms_max'])} | "
+            f"{_cell(row['open_total_s'])} | {row['preemptions']} |"
+        )
+    lines += [
+        "",
+        f"returning customers kept (>= {result['hit_threshold']:.0%} of their history from cache) up to "
+        f"{_cell(result['last_level_kept'])} live conversations "
+        f"({_cell(result['last_level_kept_equivalent'])} equivalent); "
+        f"fall-off at {_cell(result['fall_off_at'])} ({_cell(result['fall_off_at_equivalent'])} equivalent)",
+    ]
+    return "\n".join(lines)
+
+
 def text_report(scenarios: dict, measured_targets: list[dict]) -> str:
+    tables = {"speculative": speculative_table, "knowledge": knowledge_table, "capacity": capacity_table}
     parts = [
-        speculative_table(result) if name == "speculative" else scenario_table(name, result)
+        tables[name](result) if name in tables else scenario_table(name, result)
         for name, result in scenarios.items()
     ]
     lines = ["### targets", "", "| target | goal | measured | met |", "| --- | --- | ---: | --- |"]

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -49,22 +49,40 @@ def app_environment(settings: Settings, *, max_tokens: int, redis_prefix: str) -
     return env
 
 
-def bench_prompts(source: Path, target: Path) -> Path:
+def bench_prompts(
+    source: Path, target: Path, *, only: Collection[str] | None = None, retrieval: Collection[str] = ()
+) -> Path:
     """The bots as they are, except that they never hand over for replies that did not answer.
 
     Every turn must be a bot reply in every way, or the ways would not do the same work; the
-    fixed prefixes (system prompt, greeting) are unchanged.
+    fixed prefixes (system prompt, greeting) are unchanged. `only`: just these bots (and the
+    shared folders, such as `_judges`); `retrieval`: these bots keep no help-center article in
+    their fixed prefix (`[knowledge] max_prefix_tokens = 0`), so the articles matching each
+    question come beside it.
     """
-    shutil.copytree(source, target)
+
+    def left_out(folder: str, names: list[str]) -> set[str]:
+        if only is None or Path(folder) != source:
+            return set()
+        return {n for n in names if (source / n / "bot.toml").is_file() and n not in only}
+
+    shutil.copytree(source, target, ignore=left_out)
     for bot_toml in target.glob("*/bot.toml"):
-        text = bot_toml.read_text(encoding="utf-8")
-        text, found = re.subn(r"(?m)^max_unanswered\s*=.*$", "max_unanswered = 1000000", text)
-        if not found and "[handoff]" in text:
-            text = text.replace("[handoff]\n", "[handoff]\nmax_unanswered = 1000000\n", 1)
-        elif not found:
-            text += "\n[handoff]\nmax_unanswered = 1000000\n"
+        text = _set_key(bot_toml.read_text(encoding="utf-8"), "handoff", "max_unanswered", "1000000")
+        if bot_toml.parent.name in retrieval:
+            text = _set_key(text, "knowledge", "max_prefix_tokens", "0")
         bot_toml.write_text(text, encoding="utf-8")
     return target
+
+
+def _set_key(text: str, table: str, key: str, value: str) -> str:
+    """`key = value` in the TOML `[table]` of a bot.toml (the key set the same in every table)."""
+    text, found = re.subn(rf"(?m)^{key}\s*=.*$", f"{key} = {value}", text)
+    if found:
+        return text
+    if f"[{table}]\n" in text:
+        return text.replace(f"[{table}]\n", f"[{table}]\n{key} = {value}\n", 1)
+    return text + f"\n[{table}]\n{key} = {value}\n"
 
 
 def peer_command(settings: Settings, model_dir: Path, port: int) -> list[str]:

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from backend.bench import plots, report
-from backend.bench.workloads import SCENARIOS
+from backend.bench.capacity import CapacityPlan
+from backend.bench.workloads import BOT, SCENARIOS
 from backend.config import Settings
 from backend.engine.vllm_options import engine_dtype
 
@@ -31,9 +32,14 @@ SCENARIO_WAYS = {
     "multiturn": WAYS,
     "support": ("app",),
     "speculative": ("engine", "app"),
+    "knowledge": ("app",),
+    "capacity": ("app",),
 }
 # `speculative` compares speculative decoding off and on, caching on, in runs of its own.
 SPECULATIVE = "speculative"
+# Scenarios whose runs set up the app their own way, so never share a process with others.
+KNOWLEDGE, CAPACITY = "knowledge", "capacity"
+OWN_RUNS = (SPECULATIVE, KNOWLEDGE, CAPACITY)
 
 
 @dataclass
@@ -51,13 +57,32 @@ class Options:
     group_by_way: bool = False
     caching: list[bool] = field(default_factory=lambda: [False, True])
     speculative_max_tokens: int = 128  # replies long enough for their speed to show
+    # `knowledge`: first-turn questions to the help-center bot, one at a time and at each
+    # concurrency (`knowledge_rounds` rounds each); with caching off each question computes the
+    # whole help center again, so that run asks fewer (one round at each of its levels).
+    knowledge_questions: int = 8
+    knowledge_concurrency: list[int] = field(default_factory=lambda: [2, 4])
+    knowledge_rounds: int = 2
+    knowledge_off_questions: int = 3
+    knowledge_off_concurrency: list[int] = field(default_factory=lambda: [2])
+    # ... and the same bot on the retrieval path: multi-turn conversations, caching on.
+    retrieval_conversations: int = 4
+    retrieval_turns: int = 6
+    # `capacity`: live conversations at each checkpoint, customers returning at each, KV cache size.
+    capacity_conversations: list[int] = field(default_factory=lambda: [16, 20, 24, 26, 28, 30, 32, 34])
+    capacity_returning: int = 2
+    capacity_turns: int = 2
+    capacity_at_once: int = 8
+    capacity_message_chars: int = 3600
+    capacity_kv_gib: float = 1.0
+    capacity_max_tokens: int = 48
 
 
 def plan(options: Options) -> list[dict]:
     """Worker specs, caching off and on next to each other so both see the same machine."""
     units: list[tuple[str, list[str]]] = []
     for scenario in options.scenarios:
-        if scenario == SPECULATIVE:
+        if scenario in OWN_RUNS:
             continue
         for way in SCENARIO_WAYS[scenario]:
             if way not in options.ways:
@@ -94,7 +119,74 @@ def plan(options: Options) -> list[dict]:
             if way in options.ways
             for speculation in (False, True)
         ]
+    if "app" in options.ways:
+        specs += knowledge_specs(options, common) + capacity_specs(options, common)
     return specs
+
+
+def knowledge_specs(options: Options, common: dict) -> list[dict]:
+    """The help-center bot with caching off and on (its whole help center in the prefix when the
+    context window allows), then on the retrieval path with caching on."""
+    if KNOWLEDGE not in options.scenarios:
+        return []
+    knowledge = {
+        "questions": options.knowledge_questions,
+        "concurrency": options.knowledge_concurrency,
+        "rounds": options.knowledge_rounds,
+        "off_questions": options.knowledge_off_questions,
+        "off_concurrency": options.knowledge_off_concurrency,
+        "retrieval_conversations": options.retrieval_conversations,
+        "retrieval_turns": options.retrieval_turns,
+    }
+    specs = [
+        {
+            "way": "app",
+            "scenarios": [KNOWLEDGE],
+            "caching": caching,
+            **common,
+            "knowledge": knowledge,
+            # With caching off a warmed prefix is never reused: no start-up prefill of the help center.
+            "app_env": {} if caching else {"PREFIXDESK_WARMUP_ON_START": "false"},
+        }
+        for caching in options.caching
+    ]
+    if True in options.caching and options.retrieval_conversations and options.retrieval_turns:
+        specs.append(
+            {
+                "way": "app",
+                "scenarios": [KNOWLEDGE],
+                "caching": True,
+                "knowledge_path": "retrieval",
+                **common,
+                "knowledge": knowledge,
+            }
+        )
+    return specs
+
+
+def capacity_specs(options: Options, common: dict) -> list[dict]:
+    """Caching on only (off, nothing comes back from the cache), the `shop-en` bot alone, so that
+    the cache holds its prefix and its conversations."""
+    if CAPACITY not in options.scenarios or True not in options.caching:
+        return []
+    return [
+        {
+            "way": "app",
+            "scenarios": [CAPACITY],
+            "caching": True,
+            **common,
+            "max_tokens": options.capacity_max_tokens,
+            "kv_cache_gib": options.capacity_kv_gib,
+            "bots": [BOT],
+            "capacity": {
+                "conversations": options.capacity_conversations,
+                "returning": options.capacity_returning,
+                "turns": options.capacity_turns,
+                "at_once": options.capacity_at_once,
+                "message_chars": options.capacity_message_chars,
+            },
+        }
+    ]
 
 
 def run_worker(spec: dict, folder: Path, index: int) -> dict:
@@ -124,6 +216,8 @@ def run_worker(spec: dict, folder: Path, index: int) -> dict:
 
 
 def _mode(spec: dict) -> str:
+    if spec.get("knowledge_path"):
+        return f"{spec['knowledge_path']}-caching-{'on' if spec['caching'] else 'off'}"
     if spec.get("speculation") is not None:
         return f"speculation-{'on' if spec['speculation'] else 'off'}"
     return f"caching-{'on' if spec['caching'] else 'off'}"
@@ -149,6 +243,8 @@ def machine() -> dict:
 
 def run_bench(options: Options, *, echo=print) -> dict:
     settings = Settings()
+    if CAPACITY in options.scenarios:  # a bad list fails here, not after the other runs
+        CapacityPlan(tuple(options.capacity_conversations), options.capacity_returning)
     specs = plan(options)
     started_at = datetime.now(UTC)
     load_avg = os.getloadavg()
@@ -164,11 +260,15 @@ def run_bench(options: Options, *, echo=print) -> dict:
     scenarios = {
         name: report.scenario_results(name, [r for r in results if name in _scenarios_of(r)])
         for name in options.scenarios
-        if name != SPECULATIVE and any(name in _scenarios_of(r) for r in results)
+        if name not in OWN_RUNS and any(name in _scenarios_of(r) for r in results)
     }
     speculative = [r for r in results if r.get("speculation") is not None]
     if speculative:
         scenarios[SPECULATIVE] = report.speculative_results(speculative)
+    for name, summarize in ((KNOWLEDGE, report.knowledge_results), (CAPACITY, report.capacity_results)):
+        found = [r for r in results if name in _scenarios_of(r)]
+        if found:
+            scenarios[name] = summarize(found)
     storage = next((r["storage"] for r in results if "storage" in r), None)
     peer_command = next((r["command"] for r in results if "command" in r), None)
     measured_targets = report.targets(scenarios)

@@ -10,6 +10,7 @@ figures of every request go to the spec's `out` file. The engine (and, for `app`
 import asyncio
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -18,13 +19,23 @@ from pathlib import Path
 
 import httpx
 
-from backend.bench import servers
+from backend.bench import capacity, servers
 from backend.bench.load import drive
-from backend.bench.peaks import Peaks, metrics_drafts_reader, metrics_kv_reader
+from backend.bench.peaks import Peaks, metrics_counters_reader, metrics_drafts_reader, metrics_kv_reader
 from backend.bench.prompt_ids import PromptIds
+from backend.bench.questions import eval_questions
 from backend.bench.targets import AppTarget, EngineTarget, PeerTarget
-from backend.bench.workloads import Conversation, Workload, build
+from backend.bench.workloads import (
+    BOT,
+    KNOWLEDGE_BOT,
+    Conversation,
+    Workload,
+    build,
+    knowledge,
+    knowledge_retrieval,
+)
 from backend.config import Settings
+from backend.engine.kv_sizing import context_window, knowledge_budget
 from backend.engine.local_replicas import free_port
 from backend.engine.model_store import resolve_model_dir
 from backend.engine.remote import Replica
@@ -35,9 +46,14 @@ HTTP_LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
 HTTP_TIMEOUT = httpx.Timeout(3600.0)
 
 
-def workloads_of(spec: dict) -> list[Workload]:
+def workloads_of(spec: dict, prompts_dir: Path) -> list[Workload]:
     found = []
     for scenario in spec["scenarios"]:
+        if scenario == "knowledge":
+            found += knowledge_workloads(spec, prompts_dir)
+            continue
+        if scenario == "capacity":  # not a set of workloads: `capacity.measure` drives it
+            continue
         found += build(
             scenario,
             requests=spec["requests"],
@@ -47,6 +63,51 @@ def workloads_of(spec: dict) -> list[Workload]:
             window_s=spec["window_s"],
         )
     return found
+
+
+def knowledge_workloads(spec: dict, prompts_dir: Path) -> list[Workload]:
+    """The help-center bot's questions: single-stream and at each concurrency, or (the retrieval
+    path) multi-turn conversations."""
+    options = spec["knowledge"]
+    questions = eval_questions(prompts_dir / KNOWLEDGE_BOT)
+    if spec.get("knowledge_path") == "retrieval":
+        return [
+            knowledge_retrieval(questions, options["retrieval_conversations"], options["retrieval_turns"])
+        ]
+    on = spec["caching"]
+    return knowledge(
+        questions,
+        single=options["questions"] if on else options["off_questions"],
+        concurrency=options["concurrency"] if on else options["off_concurrency"],
+        rounds=options["rounds"] if on else 1,
+        first_concurrent=options["questions"],
+        offsets_of=options["concurrency"],
+        offsets_rounds=options["rounds"],
+    )
+
+
+def capacity_plan(spec: dict) -> capacity.CapacityPlan:
+    options = spec["capacity"]
+    return capacity.CapacityPlan(
+        levels=tuple(options["conversations"]),
+        returning=options["returning"],
+        turns=options["turns"],
+        at_once=options["at_once"],
+        message_chars=options["message_chars"],
+    )
+
+
+def engine_log(path: Path) -> dict:
+    """What the app's log says of its KV cache: vLLM's size in tokens, and the app's own sizing."""
+    text = path.read_text(errors="replace") if path.exists() else ""
+    tokens = re.search(r"KV cache size: ([\d,]+) tokens", text)
+    sizing = re.search(r"(KV cache: [\d,]+ tokens at .*?)\s*$", text, re.MULTILINE)
+    fixed = re.search(r"warm prefixes take ([\d,]+)", text)
+    return {
+        "kv_cache_tokens": int(tokens[1].replace(",", "")) if tokens else None,
+        "sizing": sizing[1] if sizing else None,
+        "fixed_tokens": int(fixed[1].replace(",", "")) if fixed else None,
+    }
 
 
 WARMUP = Conversation("warmup", ("Hello, are you open on Sundays?",))
@@ -101,7 +162,7 @@ async def run_engine(spec: dict, settings: Settings, ids: PromptIds, model_dir: 
             return engine.stats.draft_tokens, engine.stats.accepted_tokens
 
         runs = await measure(
-            workloads_of(spec),
+            workloads_of(spec, settings.prompts_dir),
             EngineTarget(engine, ids, spec["max_tokens"]),
             lambda: Peaks(os.getpid(), kv_usage),
             drafts,
@@ -139,26 +200,41 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
     settings, storage = app_storage(settings, workdir)
     redis_prefix = f"prefixdesk-bench-{uuid.uuid4().hex[:8]}:"
     env = servers.app_environment(settings, max_tokens=spec["max_tokens"], redis_prefix=redis_prefix)
-    env["PREFIXDESK_PROMPTS_DIR"] = str(servers.bench_prompts(settings.prompts_dir, workdir / "prompts"))
+    env["PREFIXDESK_PROMPTS_DIR"] = str(settings.prompts_dir)
+    env["PREFIXDESK_KV_CACHE_GIB"] = f"{settings.kv_cache_gib:g}"
+    env.update(spec.get("app_env", {}))
     port = free_port()
+    log = workdir / "app.log"
     started = time.perf_counter()
     try:
         async with (
-            servers.running(servers.app_command(port), env, "/readyz", workdir / "app.log") as server,
+            servers.running(servers.app_command(port), env, "/readyz", log) as server,
             httpx.AsyncClient(base_url=server.url, timeout=HTTP_TIMEOUT, limits=HTTP_LIMITS) as client,
         ):
             load_s = time.perf_counter() - started
-            runs = await measure(
-                workloads_of(spec),
-                AppTarget(client),
-                lambda: Peaks(server.pid, metrics_kv_reader(client)),
-                metrics_drafts_reader(client),
-                {slug: len(p) for slug, p in ids.prefixes.items()},
-                settings.block_size,
-            )
+            target = AppTarget(client)
+            if "capacity" in spec["scenarios"]:
+                await target.send(await target.open(WARMUP), WARMUP.turns[0])  # untimed, as `measure`
+                runs = await capacity.measure(
+                    capacity_plan(spec),
+                    target,
+                    prefix_tokens=len(ids.prefixes[BOT]),
+                    block_size=settings.block_size,
+                    peaks_of=lambda: Peaks(server.pid, metrics_kv_reader(client)),
+                    counters=metrics_counters_reader(client),
+                )
+            else:
+                runs = await measure(
+                    workloads_of(spec, settings.prompts_dir),
+                    target,
+                    lambda: Peaks(server.pid, metrics_kv_reader(client)),
+                    metrics_drafts_reader(client),
+                    {slug: len(p) for slug, p in ids.prefixes.items()},
+                    settings.block_size,
+                )
     finally:
         await clean_redis(settings.redis_url, redis_prefix)
-    return {"engine_load_s": load_s, "runs": runs, "storage": storage}
+    return {"engine_load_s": load_s, "runs": runs, "storage": storage, "engine_log": engine_log(log)}
 
 
 async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path, workdir: Path) -> dict:
@@ -178,7 +254,7 @@ async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Pa
             await target.complete(ids.prefixes[slug], ids.salts[slug], 1)
         load_s = time.perf_counter() - started
         runs = await measure(
-            workloads_of(spec),
+            workloads_of(spec, settings.prompts_dir),
             target,
             lambda: Peaks(server.pid, metrics_kv_reader(client)),
             metrics_drafts_reader(client),
@@ -192,10 +268,25 @@ async def run(spec: dict) -> dict:
     update = {"enable_prefix_caching": spec["caching"], "max_reply_tokens": spec["max_tokens"]}
     if spec.get("speculation") is not None:  # else as configured
         update["speculative_method"] = "ngram" if spec["speculation"] else "off"
+    if spec.get("kv_cache_gib") is not None:  # else as configured
+        update["kv_cache_gib"] = spec["kv_cache_gib"]
     settings = Settings().model_copy(update=update)
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-    ids = PromptIds(model_dir, settings.prompts_dir, settings.secret_key, settings.relevant_lines)
     workdir = Path(tempfile.mkdtemp(prefix=f"prefixdesk-bench-{spec['way']}-"))
+    if spec["way"] == "app":  # the app reads its own copy of the bots
+        retrieval = [KNOWLEDGE_BOT] if spec.get("knowledge_path") == "retrieval" else []
+        prompts = servers.bench_prompts(
+            settings.prompts_dir, workdir / "prompts", only=spec.get("bots"), retrieval=retrieval
+        )
+        settings = settings.model_copy(update={"prompts_dir": prompts})
+    window = context_window(model_dir, settings.max_model_len)
+    ids = PromptIds(
+        model_dir,
+        settings.prompts_dir,
+        settings.secret_key,
+        settings.relevant_lines,
+        knowledge_budget(window, settings.conversation_room_tokens),
+    )
     if spec["way"] == "engine":
         result = await run_engine(spec, settings, ids, model_dir)
     elif spec["way"] == "app":
@@ -208,11 +299,18 @@ async def run(spec: dict) -> dict:
         "way": spec["way"],
         "caching": spec["caching"],
         "speculation": spec.get("speculation"),
+        "knowledge_path": spec.get("knowledge_path"),
         "speculative_method": settings.speculative_method,
         "block_size": settings.block_size,
         "kv_cache_gib": settings.kv_cache_gib,
         "max_num_seqs": settings.max_num_seqs,
         "max_num_batched_tokens": settings.max_num_batched_tokens,
+        "max_reply_tokens": settings.max_reply_tokens,
+        "context_window": window,
+        "prefix_tokens": {slug: len(p) for slug, p in ids.prefixes.items()},
+        "knowledge_in_prefix": ids.knowledge_in_prefix,
+        **({"knowledge_options": spec["knowledge"]} if "knowledge" in spec["scenarios"] else {}),
+        **({"capacity_plan": spec["capacity"]} if "capacity" in spec["scenarios"] else {}),
         **result,
     }
 

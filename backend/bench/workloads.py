@@ -7,12 +7,15 @@ drawn from a Poisson process, as real customers arrive regardless of how busy th
 """
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from backend.bench.questions import SHOP_EN
 
 BOT = "shop-en"
-SCENARIOS = ("article", "random", "multiturn", "support", "speculative")
+# The bot with a long help center, whole in its fixed prefix when the context window allows.
+KNOWLEDGE_BOT = "tallybook-en"
+SCENARIOS = ("article", "random", "multiturn", "support", "speculative", "knowledge", "capacity")
 # `speculative`: closed loops of this many conversations at once.
 CONCURRENCY = (1, 4, 16, 32)
 
@@ -42,6 +45,7 @@ class Workload:
     conversations: tuple[Conversation, ...]
     rate: float | None = None  # open loop: arrivals per second
     part: str | None = None  # one of a scenario's several workloads (`speculative`: "c4", "article")
+    concurrency: int | None = None  # at most this many conversations at once (None: all of them)
 
     @property
     def requests(self) -> int:
@@ -163,6 +167,76 @@ def speculative(requests: int, rates, window_s: float) -> list[Workload]:
         for i, rate in enumerate(rates)
     ]
     return loads
+
+
+def knowledge_question(questions: Sequence[str], index: int) -> str:
+    """The help-center bot's question for every index: its eval questions, then numbered again."""
+    base = questions[index % len(questions)]
+    round_ = index // len(questions)
+    # The account number comes first, as in `question`: a repeated question shares no block.
+    return base if round_ == 0 else f"Account TB-{round_}{index:04d}: {base}"
+
+
+def knowledge(
+    questions: Sequence[str],
+    *,
+    single: int,
+    concurrency: Sequence[int],
+    rounds: int,
+    first_concurrent: int,
+    offsets_of: Sequence[int] = (),
+    offsets_rounds: int | None = None,
+) -> list[Workload]:
+    """First-turn questions to the help-center bot, each a new conversation: `single` one at a
+    time, then `rounds` rounds at each concurrency (closed loop: a new customer as soon as one
+    is answered).
+
+    Questions are numbered so that runs with different counts ask the same ones first: the
+    single-stream part from 0, each concurrency `c` from `first_concurrent` plus the questions
+    of the lower levels of `offsets_of` (the caching-on run's levels, `offsets_rounds` rounds).
+    """
+    bot = KNOWLEDGE_BOT
+    loads = [
+        Workload(
+            "knowledge",
+            tuple(Conversation(f"k1-{i}", (knowledge_question(questions, i),), bot) for i in range(single)),
+            part="c1",
+            concurrency=1,
+        )
+    ]
+    levels = sorted({*offsets_of, *concurrency})
+    per_level = offsets_rounds if offsets_rounds is not None else rounds
+    for c in concurrency:
+        first = first_concurrent + sum(level * per_level for level in levels if level < c)
+        loads.append(
+            Workload(
+                "knowledge",
+                tuple(
+                    Conversation(f"k{c}-{i}", (knowledge_question(questions, first + i),), bot)
+                    for i in range(c * rounds)
+                ),
+                part=f"c{c}",
+                concurrency=c,
+            )
+        )
+    return loads
+
+
+def knowledge_retrieval(questions: Sequence[str], conversations: int, turns: int) -> Workload:
+    """Customers asking the help-center bot `turns` questions each, one after another (its eval
+    questions in order, which run topic by topic), all conversations at once."""
+    return Workload(
+        "knowledge",
+        tuple(
+            Conversation(
+                f"kr{c}",
+                tuple(knowledge_question(questions, c * turns + t) for t in range(turns)),
+                KNOWLEDGE_BOT,
+            )
+            for c in range(conversations)
+        ),
+        part="retrieval",
+    )
 
 
 def build(scenario: str, *, requests: int, conversations: int, turns: int, rates, window_s: float):

@@ -44,6 +44,10 @@ def kv_bytes_per_token(config: dict[str, Any], dtype: str) -> int:
     layers = int(config.get("num_hidden_layers", 0))
     if dtype == "auto":
         dtype = str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
+        if _DTYPE_BYTES.get(dtype) == 4:
+            # vLLM runs a float32 checkpoint in its platform's 16-bit type under "auto"
+            # ("Downcasting torch.float32 to torch.bfloat16"), and its KV cache with it.
+            dtype = "bfloat16"
     return 2 * layers * kv_heads * head_dim * _DTYPE_BYTES.get(dtype, 2)
 
 

@@ -82,7 +82,17 @@ def _cpu_has_native_bf16() -> bool:
 
 def engine_environment(settings: Settings) -> dict[str, str]:
     """Environment the engine reads at start: the CPU build takes its KV cache size (GiB) here."""
-    return {"VLLM_CPU_KVCACHE_SPACE": str(max(1, int(settings.kv_cache_gib)))}
+    return {"VLLM_CPU_KVCACHE_SPACE": str(_whole_gib(settings.kv_cache_gib))}
+
+
+def kv_cache_gib(settings: Settings) -> float:
+    """The KV cache the engine gets: the CPU build's is in whole GiB, at least one
+    (`VLLM_CPU_KVCACHE_SPACE` overrides `kv_cache_memory_bytes` there)."""
+    return float(_whole_gib(settings.kv_cache_gib)) if _cpu_build() else settings.kv_cache_gib
+
+
+def _whole_gib(gib: float) -> int:
+    return max(1, int(gib))
 
 
 def cli_flags(options: dict[str, Any]) -> list[str]:

@@ -3,7 +3,9 @@
 Figures, not speed, are checked: the JSON's shape, cached tokens that only caching gives, and
 drafts that only speculative decoding gives. One engine per way and caching mode
 (`--group-by-way`) keeps the caching scenarios to six engine loads; `speculative` then runs on
-the bare engine alone, into the same file.
+the bare engine alone, into the same file, and `knowledge` and `capacity` through the app (four
+loads). The tiny model's context window is small, so the help-center bot is on the retrieval
+path there: the mechanics and the JSON are checked, not the help center in the prefix.
 """
 
 import importlib.util
@@ -13,14 +15,16 @@ import subprocess
 import sys
 
 
-def bench(tiny_model_dir, *args: str) -> subprocess.CompletedProcess:
+def bench(tiny_model_dir, *args: str, context: int = 2048) -> subprocess.CompletedProcess:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", "/root"),
         "PREFIXDESK_KV_CACHE_GIB": "1",
-        "PREFIXDESK_MAX_MODEL_LEN": "2048",
-        "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": "2048",
+        "PREFIXDESK_MAX_MODEL_LEN": str(context),
+        "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": str(context),
     }
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     command = [sys.executable, "-m", "backend.cli", "bench", "--model", str(tiny_model_dir), *args]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -75,7 +79,7 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
         assert modes["on"]["cached_share_of_cacheable"] >= 0.95, way
     assert figures["random"]["on"]["cacheable_tokens"] == 0
     assert figures["support"]["by_rate"][0]["rate"] == 2.0
-    assert len(figures["targets"]) == 7 and "speculative" not in figures
+    assert len(figures["targets"]) == 10 and "speculative" not in figures
     if importlib.util.find_spec("matplotlib"):  # the `bench` extra
         for plot in ("on_vs_off.png", "ways.png", "latency_vs_rate.png"):
             assert (tmp_path / plot).stat().st_size > 0, plot
@@ -113,3 +117,49 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
     assert measured["speculative: tokens/s at 32 conversations, on / off"] > 0
     if importlib.util.find_spec("matplotlib"):
         assert (tmp_path / "speculative.png").stat().st_size > 0
+
+
+def test_the_knowledge_and_capacity_scenarios(tmp_path, tiny_model_dir):
+    out = tmp_path / "latest.json"
+    out.write_text(json.dumps({"meta": {"run": "earlier"}, "targets": [], "article": {"kept": True}}))
+    result = bench(
+        tiny_model_dir,
+        *("--scenario", "knowledge", "--scenario", "capacity", "--max-tokens", "4"),
+        *("--knowledge-questions", "2", "--knowledge-concurrency", "2", "--knowledge-rounds", "1"),
+        *("--knowledge-off-questions", "1", "--knowledge-off-concurrency", "2"),
+        *("--retrieval-conversations", "2", "--retrieval-turns", "2"),
+        *("--capacity-conversations", "2,3", "--capacity-returning", "1", "--capacity-turns", "1"),
+        *("--capacity-message-chars", "600", "--capacity-max-tokens", "4", "--out", str(out)),
+        context=4096,  # the first turn's articles and the second's fit
+    )
+    assert "### knowledge (tallybook-en" in result.stdout and "### capacity (shop-en" in result.stdout
+    figures = json.loads(out.read_text())
+    assert figures["article"] == {"kept": True, "meta": {"run": "earlier"}}
+    knowledge = figures["knowledge"]
+    assert knowledge["way"] == "app" and knowledge["bot"] == "tallybook-en"
+    assert knowledge["prefix_tokens"] > 0 and knowledge["knowledge_in_prefix"] is False
+    for mode, single in (("on", 2), ("off", 1)):
+        run = knowledge[mode]
+        assert run["requests"] == single and run["ttft_ms_p50"] > 0 and run["total_s"] > 0, mode
+        assert set(run["by_concurrency"]) == {"1", "2"} and run["by_concurrency"]["2"]["requests"] == 2
+    assert knowledge["off"]["cached_tokens"] == 0
+    assert knowledge["on"]["cached_tokens"] >= knowledge["on"]["cacheable_tokens"] > 0
+    assert knowledge["ttft_p50_off_vs_on"] > 0
+    retrieval = knowledge["retrieval"]
+    assert retrieval["conversations"] == 2 and retrieval["turns"] == 2
+    assert retrieval["knowledge_in_prefix"] is False
+    assert retrieval["later_turns_cacheable_tokens"] > 0 and retrieval["later_turns_cached_share"] >= 0.9
+    capacity = figures["capacity"]
+    assert [row["conversations"] for row in capacity["levels"]] == [2, 3]
+    for row in capacity["levels"]:
+        assert row["returning"] == 1 and row["cacheable_tokens"] > 0 and row["ttft_ms_p50"] > 0
+        assert row["hit_rate"] >= 0.9  # a 1 GiB cache holds the tiny model's few conversations
+    assert capacity["kv_cache_gib"] == 1.0 and capacity["kv_cache_tokens"] > 0
+    assert "KV cache:" in capacity["startup_sizing"]
+    assert capacity["kv_tokens_per_conversation"] > 0 and capacity["fall_off_at"] is None
+    measured = {t["target"]: t["value"] for t in figures["targets"]}
+    assert measured["knowledge: retrieval path, cached / cacheable tokens of later turns"] >= 0.9
+    assert measured["knowledge: TTFT p50 single-stream, caching on (ms)"] > 0
+    if importlib.util.find_spec("matplotlib"):
+        for plot in ("knowledge.png", "capacity.png"):
+            assert (tmp_path / plot).stat().st_size > 0, plot
