@@ -34,6 +34,7 @@ from tests.support import (
     copy_prompts,
     delete_keys,
     drop_database,
+    eventually,
     recreate_database,
     running_app,
 )
@@ -238,6 +239,7 @@ async def make_services(
         join_transaction(services, db_connection, turn)
         await services.start()
         await services.engine.wait()
+        await eventually(lambda: not services.bots.warming, timeout_s=120, what="every bot's prefix is warm")
         return services
 
     yield make

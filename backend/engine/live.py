@@ -34,7 +34,7 @@ class LiveEngine:
         return self._engine
 
     def attach(self, engine: Engine) -> None:
-        """Call once the engine is warm: turns are taken from now on."""
+        """Turns are taken from now on (the bots' prefixes may still be warming)."""
         self._engine = engine
         self._attached.set()
 
