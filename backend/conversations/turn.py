@@ -202,9 +202,8 @@ class ChatTurns:
         # policy's lines that match the message just before it; the text is stored as the
         # customer wrote it, the ids as the model saw them.
         knowledge = await self.bots.knowledge_of_version(work.db, conversation.prompt_version_id)
-        articles = self._new_articles(
-            knowledge, await repo.given_articles(work.db, conversation.id), bot, text
-        )
+        given = await repo.given_articles(work.db, conversation.id) if knowledge.beside_questions else set()
+        articles = self._new_articles(knowledge, given, bot, text)
         note = self.assembler.note(bot.definition, text, articles, self.limits.relevant_lines)
         user_ids = self.assembler.user_message(text, note)
         context_ids = [*await self.context.ids(work.db, conversation), *user_ids]
