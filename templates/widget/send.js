@@ -87,6 +87,11 @@
           showReplyText(reply.body, typeof data.text === "string" ? data.text : streamed);
           addSources(reply, data.sources);
           if (data.message_id != null) {
+            // The live stream may have shown this message already (its event can overtake this
+            // stream's "accepted" on a busy connection): this bubble is the one that stays.
+            for (const other of log.querySelectorAll(`[data-message-id="${Number(data.message_id)}"]`)) {
+              if (other !== reply) other.remove();
+            }
             reply.dataset.messageId = String(data.message_id);
             state.shownMessageIds.add(data.message_id);
             // A reply an agent cut short is not the bot's answer: it is not rated.
