@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     # answered and whether the policy supports it. Off: the bot never hands over on its own,
     # and only the deterministic check of figures flags replies.
     model_judges: bool = True
+    # Hold a reply that opens with a plain yes or no until the bot's opening judge agrees; if it
+    # does not, write it again with the matching policy lines (or hand over, as the bot says).
+    second_try: bool = True
     # How many lines of a bot's policy that match the customer's message are repeated beside
     # it in the model's view of the turn (docs/quality.md); 0 shows the message alone.
     relevant_lines: int = Field(default=1, ge=0, le=20)

@@ -23,7 +23,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
@@ -37,15 +37,17 @@ from backend.conversations.messages import MIN_REPLY_TOKENS, append_message, mes
 from backend.conversations.models import (
     Conversation,
     ConversationStatus,
+    HandoffReason,
     Message,
     MessageRole,
     MessageStatus,
 )
 from backend.conversations.reply_checks import FinishedReply, ReplyCheck, Review, review_reply
+from backend.conversations.second_try import Contradiction, contradicted, retry_note_ids
 from backend.conversations.session_store import Session
 from backend.conversations.sources import SourcePicker
 from backend.conversations.turn_events import Accepted, Done, Failed, Token, TurnStream
-from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
+from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
 from backend.engine.live import LiveEngine
 from backend.errors import AppError, ContextWindowFull, ServiceUnavailable
 from backend.events.bus import STATUS_CHANGED, Event
@@ -54,6 +56,7 @@ from backend.knowledge.citations import Source, cited
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
 from backend.prompting.assembler import PromptAssembler
+from backend.prompting.openings import Opening
 from backend.prompting.registry import BotRegistry, LiveBot, VersionKnowledge
 from backend.unit_of_work import UnitOfWork
 
@@ -90,6 +93,16 @@ class PendingReply:
 
 
 @dataclass(frozen=True)
+class Generated:
+    """What generating a reply came to: the reply, or a handover instead of it."""
+
+    outcome: GenerationResult | HandOver
+    held_s: float  # how long its first token was held back: for the gates, and its opening's check
+    note_ids: list[int] = dataclasses.field(default_factory=list)  # a second try's note, before the reply
+    second_try: str | None = None  # why the first reply was dropped unseen
+
+
+@dataclass(frozen=True)
 class WaitingAnswer:
     """What became of the customer's messages that waited for a person, when the bot took back over."""
 
@@ -114,6 +127,7 @@ class ChatTurns:
         metrics: Metrics,
         new_work: Callable[[], AbstractAsyncContextManager[UnitOfWork]],
         source_picker: SourcePicker | None = None,
+        second_tries: bool = True,
     ):
         self.limits = limits
         self.engine = engine
@@ -126,6 +140,7 @@ class ChatTurns:
         self.reply_checks = reply_checks
         self.metrics = metrics
         self.source_picker = source_picker  # names the article a reply used when it cites none
+        self.second_tries = second_tries  # check a reply's yes or no opening (bots with an opening judge)
         self.new_work = new_work  # for the reply's own unit of work, after the request
         self._replies: set[asyncio.Task[None]] = set()
 
@@ -280,7 +295,8 @@ class ChatTurns:
     ) -> None:
         slug = message.bot.definition.slug
         try:
-            outcome, held_s = await self._generate(engine, message, reply, stream, claim.stop)
+            generated = await self._generate(engine, message, reply, stream, claim.stop)
+            outcome = generated.outcome
             if isinstance(outcome, HandOver):
                 await self._hand_over(message, reply, outcome, stream)
                 return
@@ -291,7 +307,7 @@ class ChatTurns:
             # they name (those of its help center only) as its sources.
             text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge.knowledge)
             result = dataclasses.replace(outcome, text=text)
-            reply_ids = self.assembler.reply(result.token_ids)
+            reply_ids = [*generated.note_ids, *self.assembler.reply(result.token_ids)]
             finished = FinishedReply(result.text, reply_ids)
             review = (
                 Review() if interrupted else await review_reply(self.reply_checks, engine, message, finished)
@@ -304,7 +320,7 @@ class ChatTurns:
             )
             session = Session([*message.context_ids, *reply_ids], reply.seq, result.text)
             await self.context.remember(message.conversation.id, session)
-            held_ms, checks_ms = round(held_s * 1000, 1), round(review.seconds * 1000, 1)
+            held_ms, checks_ms = round(generated.held_s * 1000, 1), round(review.seconds * 1000, 1)
             stream.put(
                 Done.generated(
                     reply.message_id,
@@ -314,6 +330,7 @@ class ChatTurns:
                     held_ms=held_ms,
                     checks_ms=checks_ms,
                     sources=cites,
+                    second_try=generated.second_try,
                 )
             )
             if not interrupted:  # an interrupted reply has no meaningful timings
@@ -333,15 +350,24 @@ class ChatTurns:
         reply: PendingReply,
         stream: TurnStream,
         stop: asyncio.Event,
-    ) -> tuple[GenerationResult | HandOver, float]:
-        """The engine's tokens, passed on once the gates pass; cut short when a human takes over.
+    ) -> Generated:
+        """The engine's tokens, passed on once the gates pass and the opening is settled; cut
+        short when a human takes over.
 
         The gates run from the start, beside the reply's prefill; the first token waits for
-        their verdict (the engine goes on meanwhile). Also returns how long it waited.
+        their verdict (the engine goes on meanwhile). A bot with an opening judge also holds
+        the reply's first words until they show whether it commits to a yes or a no, and if
+        it does, until the judge agrees (`second_try.py`); if the judge does not, this reply is
+        dropped unseen and written again, or the conversation is handed over.
         """
         said = StreamAccumulator(len(reply.prompt))
         gates: asyncio.Task[HandOver | None] | None = asyncio.create_task(self._gates(engine, message))
-        held_s = 0.0
+        second_try = message.bot.definition.second_try if self.second_tries else None
+        action = second_try.action if second_try else None
+        started = time.perf_counter()
+        first_at: float | None = None  # when the engine's first token came
+        held: list[TokenDelta] = []  # the reply's first words, while its opening is unsettled
+        contradiction: Contradiction | None = None
         items = engine.stream(
             reply.prompt,
             max_tokens=reply.max_tokens,
@@ -352,22 +378,96 @@ class ChatTurns:
         try:
             async with contextlib.aclosing(items):  # closing aborts the engine's request if it still runs
                 async for item in items:
+                    first_at = first_at or time.perf_counter()
                     if gates is not None:  # the first token, or an empty reply: nothing shown yet
-                        waiting_since = time.perf_counter()
                         verdict, gates = await gates, None
-                        held_s = time.perf_counter() - waiting_since
                         if verdict is not None:
-                            return verdict, held_s
+                            return Generated(verdict, time.perf_counter() - first_at)
+                    if second_try is not None:
+                        ended = isinstance(item, GenerationResult)
+                        if isinstance(item, TokenDelta):
+                            held.append(item)
+                        said_so_far = "".join(delta.text for delta in held)
+                        opening, word = second_try.openings.of(said_so_far + (" " if ended else ""))
+                        if opening == Opening.UNDECIDED and not ended:
+                            continue
+                        if opening in (Opening.YES, Opening.NO):
+                            contradiction = await contradicted(engine, message, opening, word)
+                            if contradiction is not None:
+                                break
+                        second_try, first = None, held
+                    else:
+                        first = [item] if isinstance(item, TokenDelta) else []
+                    held_s = time.perf_counter() - first_at
+                    for delta in first:
+                        said.add(delta.text, delta.token_ids)
+                        stream.put(Token(delta.text))
                     if isinstance(item, GenerationResult):
-                        return item, held_s
-                    said.add(item.text, item.token_ids)
-                    stream.put(Token(item.text))
+                        return Generated(item, held_s)
                     if stop.is_set():
-                        return said.interrupted(), held_s
-            raise RuntimeError("the engine stream ended without a result")
+                        return Generated(said.interrupted(), held_s)
+                    return Generated(await self._pass_on(items, said, stream, stop), held_s)
         finally:
             if gates is not None:
                 gates.cancel()
+        if contradiction is None or first_at is None:
+            raise RuntimeError("the engine stream ended without a result")
+        held_s = time.perf_counter() - first_at
+        logger.info("reply %s dropped unseen: %s", reply.message_id, contradiction.reason)
+        note_ids = retry_note_ids(self.assembler, message, contradiction)
+        room = self._room_after([*message.context_ids, *note_ids])
+        if action == "handoff" or room < MIN_REPLY_TOKENS:  # a second try needs room for its note
+            hand_over = HandOver(message.bot.definition.handoff.message, HandoffReason.DOUBT)
+            return Generated(hand_over, held_s, second_try=contradiction.reason)
+        return await self._second_try(engine, message, reply, stream, stop, note_ids, contradiction, started)
+
+    async def _second_try(
+        self,
+        engine: Engine,
+        message: AcceptedMessage,
+        reply: PendingReply,
+        stream: TurnStream,
+        stop: asyncio.Event,
+        note_ids: list[int],
+        contradiction: Contradiction,
+        started: float,
+    ) -> Generated:
+        """The reply written again after a note with the policy's lines. Its timings count from
+        the first try's start, as the customer waited from then; none of it is held."""
+        prompt = self.assembler.prompt_for_reply([*message.context_ids, *note_ids])
+        retried_at = time.perf_counter() - started
+        said = StreamAccumulator(len(prompt))
+        items = engine.stream(
+            prompt,
+            max_tokens=min(reply.max_tokens, self.limits.max_model_len - len(prompt)),
+            request_id=f"reply-{reply.message_id}-again",
+            cache_salt=message.bot.cache_salt,
+            affinity_key=message.conversation.id,
+        )
+        async with contextlib.aclosing(items):
+            result = await self._pass_on(items, said, stream, stop)
+        if result.finish_reason != "interrupted":
+            result = dataclasses.replace(
+                result, ttft_s=retried_at + result.ttft_s, total_s=retried_at + result.total_s
+            )
+        return Generated(result, 0.0, note_ids, contradiction.reason)
+
+    @staticmethod
+    async def _pass_on(
+        items: AsyncIterator[TokenDelta | GenerationResult],
+        said: StreamAccumulator,
+        stream: TurnStream,
+        stop: asyncio.Event,
+    ) -> GenerationResult:
+        """The rest of a reply, passed on to the customer as it comes."""
+        async for item in items:
+            if isinstance(item, GenerationResult):
+                return item
+            said.add(item.text, item.token_ids)
+            stream.put(Token(item.text))
+            if stop.is_set():
+                return said.interrupted()
+        raise RuntimeError("the engine stream ended without a result")
 
     async def _sources_picked(
         self, engine: Engine, message: AcceptedMessage, reply: FinishedReply

@@ -65,9 +65,10 @@ class Done(TurnEvent):
     total_ms: float | None = None
     finish_reason: str | None = None
     doubt: str | None = None  # why the reply may be wrong, if the checks found a reason
-    held_ms: float | None = None  # how long the first token waited for the gates
+    held_ms: float | None = None  # how long the first token waited for the gates and the opening check
     checks_ms: float | None = None  # what the reply checks took after the reply
     sources: list[dict[str, str | None]] | None = None  # the articles it cites: id, title, url
+    second_try: str | None = None  # why a first reply was dropped unseen and this one written instead
 
     @classmethod
     def generated(
@@ -80,6 +81,7 @@ class Done(TurnEvent):
         held_ms: float | None = None,
         checks_ms: float | None = None,
         sources: list[dict[str, str | None]] | None = None,
+        second_try: str | None = None,
     ) -> "Done":
         return cls(
             message_id=message_id,
@@ -96,6 +98,7 @@ class Done(TurnEvent):
             held_ms=held_ms,
             checks_ms=checks_ms,
             sources=sources or None,
+            second_try=second_try,
         )
 
 

@@ -1,6 +1,7 @@
 """Each answer-quality technique switched off in turn, every bot's eval run on each variant
 in one command, so that the rows of the ablation table come from one run on one machine."""
 
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,11 @@ def _without_judges(settings: Settings, scratch: Path) -> Settings:
     return settings.model_copy(update={"model_judges": False})
 
 
+def _with_second_try(settings: Settings, scratch: Path) -> Settings:
+    prompts = prompts_with_judge(settings.prompts_dir, scratch, "opening")
+    return settings.model_copy(update={"prompts_dir": prompts, "second_try": True})
+
+
 def _without_any(settings: Settings, scratch: Path) -> Settings:
     return _without_judges(_without_lines(_without_examples(settings, scratch), scratch), scratch)
 
@@ -43,6 +49,8 @@ VARIANTS = (
     Variant("without the matching policy lines", _without_lines),
     Variant("without the handoff judge", _without_judges),
     Variant("without any of them", _without_any),
+    # Off by default on the default model (docs/quality.md): measured switched on.
+    Variant("with the second try when the opening is doubted", _with_second_try),
 )
 
 
@@ -56,18 +64,36 @@ def prompts_without_examples(prompts_dir: Path, scratch: Path) -> Path:
     return copy
 
 
+def prompts_with_judge(prompts_dir: Path, scratch: Path, judge: str) -> Path:
+    """A copy of prompts/ in `scratch` where every bot asks `judge` (its `[judges]` says so)."""
+    copy = scratch / f"prompts-with-{judge}"
+    if not copy.exists():
+        shutil.copytree(prompts_dir, copy)
+        for bot_toml in copy.glob("*/bot.toml"):
+            text = bot_toml.read_text(encoding="utf-8")
+            text = re.sub(rf"(?m)^{judge}\s*=.*\n", "", text)
+            if re.search(r"(?m)^\[judges\]", text):
+                text = re.sub(r"(?m)^\[judges\]\n", f"[judges]\n{judge} = true\n", text, count=1)
+            else:
+                text += f"\n[judges]\n{judge} = true\n"
+            bot_toml.write_text(text, encoding="utf-8")
+    return copy
+
+
 def ablation_table(rows: dict[str, dict[str, Any]]) -> str:
     """Markdown: a row per variant and bot, as docs/quality.md shows it."""
     lines = [
-        "| variant | bot | passed | first token p50 | reply p50 | cached share | handoff P / R |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| variant | bot | passed | first token p50 | first token shown p50 | reply p50 | cached share "
+        "| handoff P / R |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for variant, bots in rows.items():
         for slug, result in bots.items():
             handoff = result["handoff"]
             lines.append(
                 f"| {variant} | `{slug}` | {result['passed']} / {result['cases']} | "
-                f"{result['ttft_ms_p50']} ms | {result['total_ms_p50']} ms | {result['cached_share']} | "
+                f"{result['ttft_ms_p50']} ms | {result.get('first_token_shown_ms_p50')} ms | "
+                f"{result['total_ms_p50']} ms | {result['cached_share']} | "
                 f"{handoff['precision']} / {handoff['recall']} |"
             )
     return "\n".join(lines)

@@ -110,9 +110,12 @@ def table(results: dict[str, Any]) -> str:
             f"({handoff['happened']} handed over, {handoff['expected']} expected)",
             f"  doubt flags: {doubt['wrong_flagged']}/{doubt['wrong_replies']} wrong replies, "
             f"{doubt['right_flagged']}/{doubt['right_replies']} right ones",
-            f"  first token after {result['ttft_ms_p50']} ms (p50), held for the gate "
+            f"  first token after {result['ttft_ms_p50']} ms, shown after "
+            f"{result['first_token_shown_ms_p50']} ms (p50s); held for the gate and the opening check "
             f"{result['first_token_held_ms_mean']} ms, checks after the reply "
             f"{result['checks_ms_mean']} ms (means)",
+            f"  second tries: {result['second_tries']['cases']} cases, "
+            f"{result['second_tries']['passed']} of them passed",
         ]
         sources = result.get("sources", {})
         if sources.get("cases_naming_sources"):
@@ -132,39 +135,76 @@ def judges_command(
     / "tests"
     / "quality",
     output: Annotated[Path, typer.Option(help="Where to write the results.")] = JUDGES_OUTPUT,
+    calibrate: Annotated[
+        Path | None,
+        typer.Option(
+            help="A folder of development sets: choose each judge's threshold per language on it "
+            "(most items right), then score the labelled sets at it. For a new model or judge prompt."
+        ),
+    ] = None,
 ) -> None:
     """Score the yes/no judges (prompts/_judges) on labelled sets: precision, recall, cost."""
     settings = get_settings()
-    report = asyncio.run(_score_judges(settings, labelled))
+    report = asyncio.run(_score_judges(settings, labelled, calibrate))
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for judge, languages in report["judges"].items():
         for language, figures in languages.items():
             typer.echo(
-                f"{judge:<11} {language}  precision {figures['precision']}  recall {figures['recall']}  "
-                f"accuracy {figures['accuracy']}  ({figures['items']} items, {figures['judge_ms_mean']} ms, "
-                f"{figures['new_tokens_mean']} new tokens each, prefix {figures['prefix_tokens']})"
+                f"{judge:<11} {language}  threshold {figures['threshold']}  "
+                f"precision {figures['precision']}  recall {figures['recall']}  "
+                f"accuracy {figures['accuracy']}  ({figures['items']} items, "
+                f"{figures['judge_ms_mean']} ms, {figures['new_tokens_mean']} new tokens each, "
+                f"prefix {figures['prefix_tokens']})"
             )
+            if "own_threshold" in figures:
+                own = figures["own_threshold"]
+                typer.echo(
+                    f"    chosen on {calibrate}; at the judge's own threshold {own['threshold']}: precision "
+                    f"{own['precision']}  recall {own['recall']}  accuracy {own['accuracy']}"
+                )
             for error in figures["errors"]:
                 item = error["item"].replace("\n", " | ")[:150]
                 typer.echo(f"    expected {error['expected']} (p_yes {error['p_yes']}): {item}")
+    if calibrate is not None:
+        typer.echo("\nthe chosen thresholds, for prompts/_judges/<judge>.toml (a table per language):")
+        for judge, languages in report["judges"].items():
+            for language, figures in languages.items():
+                typer.echo(f"  {judge}.toml [{language}] threshold = {figures['threshold']}")
     typer.echo(f"\nwritten to {output}")
 
 
-async def _score_judges(settings: Settings, labelled: Path) -> dict[str, Any]:
+async def _score_judges(settings: Settings, labelled: Path, development: Path | None) -> dict[str, Any]:
     from backend.engine.factory import start_engine
     from backend.engine.model_store import resolve_model_dir
-    from backend.evaluation.labelled import SETS, score_set
+    from backend.evaluation.labelled import SETS, calibrated_threshold, judged_items, summary
     from backend.prompting.chat_format import ChatFormat
     from backend.services import load_tokenizer
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
     chat_format = ChatFormat(await asyncio.to_thread(load_tokenizer, model_dir))
     engine = await start_engine(settings, model_dir, None)
+    judges: dict[str, Any] = {}
     try:
-        judges = {
-            name: await score_set(engine, chat_format, settings.prompts_dir, labelled, name) for name in SETS
-        }
+        for name in SETS:
+            held_out = await judged_items(engine, chat_format, settings.prompts_dir, labelled, name)
+            chosen = {language: judged.threshold for language, judged in held_out.items()}
+            if development is not None:
+                dev = await judged_items(engine, chat_format, settings.prompts_dir, development, name)
+                chosen = {language: calibrated_threshold(dev[language].items) for language in held_out}
+            judges[name] = {}
+            for language, judged in held_out.items():
+                figures = summary(judged.items, chosen[language]) | judged.costs
+                if development is not None:
+                    own = summary(judged.items, judged.threshold)
+                    figures["own_threshold"] = {
+                        key: own[key] for key in ("threshold", "precision", "recall", "accuracy")
+                    }
+                judges[name][language] = figures
     finally:
         engine.shutdown()
-    return {"model": str(settings.model or "default"), "judges": judges}
+    return {
+        "model": str(settings.model or "default"),
+        "calibrated_on": str(development) if development else None,
+        "judges": judges,
+    }

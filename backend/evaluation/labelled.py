@@ -25,7 +25,6 @@ SETS = {
 @dataclass(frozen=True)
 class Scored:
     truth: bool  # the judge should say yes
-    said: bool
     p_yes: float
     item: str
 
@@ -33,10 +32,30 @@ class Scored:
 async def score_set(
     engine: Engine, chat_format: ChatFormat, prompts_dir: Path, labelled_dir: Path, judge_name: str
 ) -> dict[str, Any]:
-    """Per language: precision and recall of the judge's "yes", and what it cost."""
+    """Per language: precision and recall of the judge's "yes" at its threshold, and what it cost."""
+    return {
+        language: summary(scored.items, scored.threshold) | scored.costs
+        for language, scored in (
+            await judged_items(engine, chat_format, prompts_dir, labelled_dir, judge_name)
+        ).items()
+    }
+
+
+@dataclass(frozen=True)
+class JudgedSet:
+    """A labelled set's items in one language with the judge's P(yes) for each."""
+
+    items: list[Scored]
+    threshold: float  # the judge's own
+    costs: dict[str, float]
+
+
+async def judged_items(
+    engine: Engine, chat_format: ChatFormat, prompts_dir: Path, labelled_dir: Path, judge_name: str
+) -> dict[str, JudgedSet]:
     file, table, fields, label, label_means_yes = SETS[judge_name]
     items = tomllib.loads((labelled_dir / file).read_text(encoding="utf-8"))[table]
-    report: dict[str, Any] = {}
+    judged: dict[str, JudgedSet] = {}
     for language in sorted({item["language"] for item in items}):
         # A bot of this language gets these judges unless it brings its own.
         prompt = shared_judge_prompts(prompts_dir, language, (judge_name,))[judge_name]
@@ -48,30 +67,44 @@ async def score_set(
                 engine, text, request_id=f"labelled-{judge_name}-{language}-{n}", cache_salt="labelled"
             )
             truth = bool(item[label]) == label_means_yes
-            scored.append(Scored(truth, judgement.answer, judgement.p_yes, text))
+            scored.append(Scored(truth, judgement.p_yes, text))
             seconds += judgement.seconds
             cached += judgement.cached_tokens
             prompt_tokens += judgement.prompt_tokens
-        report[language] = summary(scored) | {
+        costs = {
             "judge_ms_mean": round(seconds / len(scored) * 1000, 1),
             "new_tokens_mean": round((prompt_tokens - cached) / len(scored), 1),
             "prefix_tokens": len(judge.prefix_ids),
         }
-    return report
+        judged[language] = JudgedSet(scored, judge.threshold, costs)
+    return judged
 
 
-def summary(scored: list[Scored]) -> dict[str, Any]:
-    true_yes = sum(s.truth and s.said for s in scored)
-    said_yes = sum(s.said for s in scored)
+def calibrated_threshold(scored: list[Scored]) -> float:
+    """The threshold (in hundredths) at which the most items are judged right; of equals, the
+    one nearest 0.5. Chosen on a development set, then measured on a held-out one."""
+    grid = [n / 100 for n in range(1, 100)]
+    return max(grid, key=lambda t: (accuracy(scored, t), -abs(t - 0.5)))
+
+
+def accuracy(scored: list[Scored], threshold: float) -> float:
+    return sum((s.p_yes > threshold) == s.truth for s in scored) / len(scored)
+
+
+def summary(scored: list[Scored], threshold: float) -> dict[str, Any]:
+    """Precision and recall of "yes" (P(yes) above `threshold`), and the items judged wrong."""
+    said = [s.p_yes > threshold for s in scored]
+    true_yes = sum(s.truth and yes for s, yes in zip(scored, said, strict=True))
     truly_yes = sum(s.truth for s in scored)
     return {
         "items": len(scored),
-        "precision": round(true_yes / said_yes, 3) if said_yes else None,
+        "threshold": threshold,
+        "precision": round(true_yes / sum(said), 3) if any(said) else None,
         "recall": round(true_yes / truly_yes, 3) if truly_yes else None,
-        "accuracy": round(sum(s.truth == s.said for s in scored) / len(scored), 3),
+        "accuracy": round(accuracy(scored, threshold), 3),
         "errors": [
             {"item": s.item, "expected": "yes" if s.truth else "no", "p_yes": round(s.p_yes, 3)}
-            for s in scored
-            if s.truth != s.said
+            for s, yes in zip(scored, said, strict=True)
+            if s.truth != yes
         ],
     }

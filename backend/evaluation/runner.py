@@ -23,6 +23,8 @@ from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
 from backend.sse_reader import read_sse
 
 TIMINGS = ("ttft_ms", "total_ms", "held_ms", "checks_ms")  # from each reply's done event
+# The first token as the customer sees it: the engine's, then held back for the gates and checks.
+SHOWN = "shown_ms"
 
 
 @dataclass
@@ -35,7 +37,8 @@ class Transcript:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     sources: tuple[str, ...] = ()  # the articles the last reply cited
-    timings: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in TIMINGS})
+    second_tries: list[str] = field(default_factory=list)  # why replies were dropped and written again
+    timings: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in (*TIMINGS, SHOWN)})
 
 
 @dataclass
@@ -86,6 +89,10 @@ async def _send(
                 for name in TIMINGS:
                     if done.get(name) is not None:
                         said.timings[name].append(done[name])
+                if done.get("ttft_ms") is not None:
+                    said.timings[SHOWN].append(done["ttft_ms"] + (done.get("held_ms") or 0.0))
+                if done.get("second_try"):
+                    said.second_tries.append(done["second_try"])
 
 
 async def evaluate_bot(client: httpx.AsyncClient, bot: str, cases: list[Case]) -> dict[str, Any]:
@@ -102,12 +109,11 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
     wrong = [r for r in answered if not r.passed]
     right = [r for r in answered if r.passed]
     prompt = sum(r.said.prompt_tokens for r in results)
-    held, checks, ttft, total = (
-        [ms for r in results for ms in r.said.timings[name]]
-        for name in ("held_ms", "checks_ms", "ttft_ms", "total_ms")
+    held, checks, ttft, total, shown = (
+        sorted(ms for r in results for ms in r.said.timings[name])
+        for name in ("held_ms", "checks_ms", "ttft_ms", "total_ms", SHOWN)
     )
-    ttft.sort()
-    total.sort()
+    retried = [r for r in results if r.said.second_tries]
     return {
         "cases": len(results),
         "passed": sum(r.passed for r in results),
@@ -127,6 +133,8 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
         "cached_share": round(sum(r.said.cached_tokens for r in results) / prompt, 3) if prompt else None,
         "ttft_ms_p50": ttft[len(ttft) // 2] if ttft else None,
         "total_ms_p50": total[len(total) // 2] if total else None,
+        "first_token_shown_ms_p50": round(shown[len(shown) // 2], 1) if shown else None,
+        "second_tries": {"cases": len(retried), "passed": sum(r.passed for r in retried)},
         "first_token_held_ms_mean": round(sum(held) / len(held), 1) if held else None,
         "checks_ms_mean": round(sum(checks) / len(checks), 1) if checks else None,
         "seconds": round(seconds, 1),
@@ -136,6 +144,10 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
             if not r.passed
         ],
         "flagged": [{"case": r.case.name, "doubt": r.said.doubt} for r in results if r.said.doubt],
+        "retried": [
+            {"case": r.case.name, "why": r.said.second_tries, "passed": r.passed, "reply": r.said.reply[:200]}
+            for r in retried
+        ],
     }
 
 

@@ -11,6 +11,7 @@ import jinja2
 from backend.knowledge.articles import Knowledge, KnowledgeError, load_knowledge
 from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
 from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
+from backend.prompting.openings import OpeningsError, SecondTry, load_second_try
 from backend.prompting.reference import PolicyLines
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -61,6 +62,9 @@ class Bot:
     # The system prompt without the articles, for when they do not fit in the fixed prefix.
     lean_system_prompt: str = ""
     knowledge_settings: KnowledgeSettings = KnowledgeSettings(None, DEFAULT_ARTICLES_PER_QUESTION)
+    # What it does when a reply opens with a yes or no the policy does not give (None: its
+    # opening judge is off).
+    second_try: SecondTry | None = None
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -113,6 +117,7 @@ def load_bot(folder: Path) -> Bot:
         context_template = env.get_template("context.j2")
         handoff = meta.get("handoff", {})
         switches = judge_switches(meta.get("judges", {}))
+        judges = load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on))
         return Bot(
             slug=slug,
             name=meta["name"],
@@ -127,7 +132,7 @@ def load_bot(folder: Path) -> Bot:
                 max_unanswered=int(handoff.get("max_unanswered", 2)),
                 on_doubt=bool(handoff.get("on_doubt", False)),
             ),
-            judges=load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on)),
+            judges=judges,
             reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading"), knowledge),
             office_hours=(
                 parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
@@ -135,8 +140,13 @@ def load_bot(folder: Path) -> Bot:
             knowledge=knowledge,
             lean_system_prompt=lean_system_prompt,
             knowledge_settings=knowledge_settings(meta.get("knowledge", {})),
+            second_try=(
+                load_second_try(judges["opening"].source, language, meta.get("second_try", {}))
+                if "opening" in judges
+                else None
+            ),
         )
-    except (OfficeHoursError, KnowledgeError) as error:
+    except (OfficeHoursError, KnowledgeError, OpeningsError) as error:
         raise BotDefinitionError(str(error)) from error
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error

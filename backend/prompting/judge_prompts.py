@@ -16,8 +16,9 @@ from backend.config import PROJECT_ROOT
 
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
-JUDGES = ("handoff", "unanswered", "supported")  # the questions the app asks; see backend/conversations
-IN_CONTEXT = {"supported"}  # asked at the end of the conversation itself: no examples
+# The questions the app asks; see backend/conversations.
+JUDGES = ("handoff", "unanswered", "supported", "opening")
+IN_CONTEXT = {"supported", "opening"}  # asked at the end of the conversation itself: no examples
 ANSWERS = {"yes": True, "no": False}
 
 
@@ -65,8 +66,8 @@ ITEM_FIELDS = {"handoff": ("previous_reply", "text"), "unanswered": ("question",
 
 # Which judges a bot asks unless its bot.toml `[judges]` says otherwise. Only the handoff
 # judge by default: on the default (0.5B) model the others were no better than chance on
-# the labelled sets (docs/quality.md); turn them on with a model that passes them.
-DEFAULT_SWITCHES = {"handoff": True, "unanswered": False, "supported": False}
+# the labelled sets and the eval (docs/quality.md); turn them on with a model that passes them.
+DEFAULT_SWITCHES = {"handoff": True, "unanswered": False, "supported": False, "opening": False}
 
 
 def judge_switches(config: dict[str, object]) -> dict[str, bool]:

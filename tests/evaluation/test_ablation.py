@@ -4,6 +4,7 @@ from pathlib import Path
 
 from backend.config import PROJECT_ROOT, Settings
 from backend.evaluation.ablation import VARIANTS, ablation_table
+from backend.prompting.bots import load_bots
 
 
 def test_each_variant_switches_off_its_technique(tmp_path: Path):
@@ -19,6 +20,11 @@ def test_each_variant_switches_off_its_technique(tmp_path: Path):
     assert techniques(variants["without the matching policy lines"]) == (True, False, True)
     assert techniques(variants["without the handoff judge"]) == (True, True, False)
     assert techniques(variants["without any of them"]) == (False, False, False)
+    # The second try is off as shipped; its variant turns it on for every bot and changes nothing else.
+    second_try = variants["with the second try when the opening is doubted"]
+    assert techniques(second_try) == (True, True, True)
+    assert all(bot.second_try is None for bot in load_bots(shipped.prompts_dir).values())
+    assert all(bot.second_try is not None for bot in load_bots(second_try.prompts_dir).values())
     # The shipped prompts are copied, never changed.
     assert any((PROJECT_ROOT / "prompts").glob("*/examples.toml"))
 
@@ -29,10 +35,11 @@ def test_the_table_has_a_row_per_variant_and_bot():
         "cases": 50,
         "ttft_ms_p50": 250.0,
         "total_ms_p50": 1800.0,
+        "first_token_shown_ms_p50": 400.0,
         "cached_share": 0.95,
         "handoff": {"precision": 1.0, "recall": 0.8},
     }
     table = ablation_table({"as shipped": {"shop-en": result, "appliance-zh": result}})
-    row = "| as shipped | `shop-en` | 30 / 50 | 250.0 ms | 1800.0 ms | 0.95 | 1.0 / 0.8 |"
+    row = "| as shipped | `shop-en` | 30 / 50 | 250.0 ms | 400.0 ms | 1800.0 ms | 0.95 | 1.0 / 0.8 |"
     assert table.splitlines()[2] == row
     assert len(table.splitlines()) == 4

@@ -7,6 +7,7 @@ judge's threshold decides. What the judges are worth is measured on the default 
 """
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ async def test_a_bots_threshold_decides_the_handoff_gate(make_services, tiny_vll
     # The real engine answers; a threshold of almost 0 makes any answer a yes.
     handoff = prompts_copy / "_judges" / "handoff.toml"
     handoff.write_text(
-        handoff.read_text(encoding="utf-8").replace("[en]\n", "[en]\nthreshold = 0.000001\n", 1)
+        re.sub(r"(?m)^threshold = .*$", "threshold = 0.000001", handoff.read_text(encoding="utf-8"))
     )
     services = await make_services(engine=tiny_vllm, prompts_dir=prompts_copy)
     cid = (await open_conversation(services)).conversation.id
@@ -69,7 +70,7 @@ async def test_replies_on_the_real_engine_pass_the_gate_and_are_checked(
     # A threshold of almost 1 makes any answer a no: the gate lets the reply through.
     handoff = prompts_copy / "_judges" / "handoff.toml"
     handoff.write_text(
-        handoff.read_text(encoding="utf-8").replace("[en]\n", "[en]\nthreshold = 0.999999\n", 1)
+        re.sub(r"(?m)^threshold = .*$", "threshold = 0.999999", handoff.read_text(encoding="utf-8"))
     )
     bot_toml = prompts_copy / "shop-en" / "bot.toml"  # every judge on: the checks ask the engine too
     text = bot_toml.read_text(encoding="utf-8")

@@ -1,0 +1,31 @@
+"""Choosing a judge's threshold on a development set: the most items right, near 0.5 on ties."""
+
+from backend.evaluation.labelled import Scored, calibrated_threshold, summary
+
+
+def _items(*pairs: tuple[bool, float]) -> list[Scored]:
+    return [Scored(truth, p_yes, f"item {n}") for n, (truth, p_yes) in enumerate(pairs)]
+
+
+def test_the_threshold_that_gets_most_items_right_is_chosen():
+    # An under-confident judge: every "yes" item scores below 0.5, every "no" below 0.2.
+    scored = _items((True, 0.45), (True, 0.3), (True, 0.25), (False, 0.1), (False, 0.15), (False, 0.05))
+    threshold = calibrated_threshold(scored)
+    assert 0.15 <= threshold < 0.25
+    assert summary(scored, threshold)["accuracy"] == 1.0
+    assert summary(scored, 0.5)["recall"] == 0.0
+
+
+def test_of_equally_good_thresholds_the_one_nearest_the_middle_is_chosen():
+    scored = _items((True, 0.9), (False, 0.1))
+    assert calibrated_threshold(scored) == 0.5
+    scored = _items((True, 0.35), (False, 0.1))
+    assert calibrated_threshold(scored) == 0.34  # every one from 0.10 to 0.34 is right; 0.34 is nearest
+
+
+def test_the_summary_names_the_threshold_and_the_items_judged_wrong():
+    scored = _items((True, 0.6), (True, 0.4), (False, 0.45))
+    figures = summary(scored, 0.42)
+    assert figures["threshold"] == 0.42
+    assert (figures["precision"], figures["recall"], figures["accuracy"]) == (0.5, 0.5, 0.333)
+    assert [error["p_yes"] for error in figures["errors"]] == [0.4, 0.45]
