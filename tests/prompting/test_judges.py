@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from backend.config import PROJECT_ROOT
+from backend.evaluation.labelled import calibrated_threshold, judged_items, summary
 from backend.prompting.bots import load_bot
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import JudgePromptError, load_judge_prompt
@@ -104,3 +106,30 @@ def test_a_judge_file_that_does_not_parse_names_the_file_and_line(tmp_path):
     )
     with pytest.raises(JudgePromptError, match="answered yes and examples answered no"):
         load_judge_prompt(one_sided, "unanswered", "en")
+
+
+async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_answers(
+    tiny_vllm, chat_format, tmp_path
+):
+    # The tiny model's answers mean nothing; what is checked is the path `prefixdesk judges
+    # --calibrate` takes: real P(yes) for each labelled item, a threshold chosen on them.
+    messages = [("Can I talk to a human?", True), ("Where is my parcel?", False)] * 3
+    (tmp_path / "handoff_requests.toml").write_text(
+        "".join(
+            f'[[message]]\nlanguage = "en"\ntext = "{text}"\nasks_for_human = {str(asks).lower()}\n\n'
+            for text, asks in messages
+        ),
+        encoding="utf-8",
+    )
+    judged = await judged_items(tiny_vllm, chat_format, PROJECT_ROOT / "prompts", tmp_path, "handoff")
+
+    english = judged["en"]
+    assert [item.truth for item in english.items] == [asks for _, asks in messages]
+    assert all(0.0 < item.p_yes < 1.0 for item in english.items)
+    assert english.items[0].p_yes == pytest.approx(english.items[2].p_yes, abs=1e-3)  # greedy: repeatable
+    chosen = calibrated_threshold(english.items)
+    figures = summary(english.items, chosen)
+    assert figures["accuracy"] >= summary(english.items, english.threshold)["accuracy"]
+    assert (
+        english.costs["new_tokens_mean"] < english.costs["prefix_tokens"]
+    )  # the examples come from the cache

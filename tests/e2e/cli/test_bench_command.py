@@ -22,6 +22,10 @@ def bench(tiny_model_dir, *args: str, context: int = 2048) -> subprocess.Complet
         "PREFIXDESK_KV_CACHE_GIB": "1",
         "PREFIXDESK_MAX_MODEL_LEN": str(context),
         "PREFIXDESK_MAX_NUM_BATCHED_TOKENS": str(context),
+        # The tiny model's random weights answer yes/no questions arbitrarily (a handover
+        # would end a conversation the bench means to go on); the app's serve processes in
+        # the tests run the same way (tests/support.py, serve_env).
+        "PREFIXDESK_MODEL_JUDGES": "false",
     }
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
