@@ -12,7 +12,6 @@ conversation goes to a person. Replies that open some other way are not held any
 """
 
 import logging
-import time
 from dataclasses import dataclass
 
 from backend.conversations.decisions import AcceptedMessage
@@ -32,7 +31,6 @@ class Contradiction:
     opening: str
     said_yes: bool
     p_yes: float
-    seconds: float  # what asking the judge took
 
     @property
     def reason(self) -> str:
@@ -46,7 +44,6 @@ async def contradicted(
     """The opening judge's answer, if it goes against the reply's opening (a yes or a no)."""
     bot = message.bot
     judge = bot.judges["opening"]
-    started = time.perf_counter()
     judgement = await judge.labels.ask(
         engine,
         judge.prompt_after(message.context_ids),
@@ -61,7 +58,7 @@ async def contradicted(
     )
     if judgement.answer == said_yes:
         return None
-    return Contradiction(word, said_yes, judgement.p_yes, time.perf_counter() - started)
+    return Contradiction(word, said_yes, judgement.p_yes)
 
 
 def retry_note_ids(
