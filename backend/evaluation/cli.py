@@ -84,7 +84,7 @@ def _ablation(settings: Settings, bots: list[str] | None, output: Path) -> None:
 
 
 async def _evaluate(settings: Settings, url: str | None, cases: dict[str, Any]) -> dict[str, Any]:
-    async with app_client(settings, url) as client:
+    async with app_client(settings, url, cases.keys()) as client:
         return {slug: await evaluate_bot(client, slug, bot_cases_) for slug, bot_cases_ in cases.items()}
 
 

@@ -7,9 +7,10 @@ differently when requests are batched, and a gate in CI must give the same score
 
 import asyncio
 import json
+import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,9 +177,26 @@ def bot_cases(prompts_dir: Path, bots: list[str] | None) -> dict[str, list[Case]
     return {slug: load_cases(folder / EVAL_FILE) for slug, folder in chosen.items()}
 
 
+def prompts_of(prompts_dir: Path, bots: Collection[str], target: Path) -> Path:
+    """A copy of prompts/ in `target` with only these bots (and what the bots share, such as
+    `_judges`): an app of the eval's own loads and warms no bot it does not evaluate."""
+    target.mkdir()
+    for entry in prompts_dir.iterdir():
+        if entry.is_dir() and (entry / "bot.toml").is_file():
+            if entry.name in bots:
+                shutil.copytree(entry, target / entry.name)
+        elif entry.is_dir():
+            shutil.copytree(entry, target / entry.name)
+        else:
+            shutil.copy2(entry, target / entry.name)
+    return target
+
+
 @asynccontextmanager
-async def app_client(settings: Settings, url: str | None) -> AsyncIterator[httpx.AsyncClient]:
-    """A client of the running app at `url`, or of an app of this process's own."""
+async def app_client(
+    settings: Settings, url: str | None, bots: Collection[str]
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the running app at `url`, or of an app of this process's own with only `bots`."""
     if url:
         async with httpx.AsyncClient(base_url=url, timeout=600) as client:
             yield client
@@ -189,7 +207,10 @@ async def app_client(settings: Settings, url: str | None) -> AsyncIterator[httpx
     with tempfile.TemporaryDirectory(prefix="prefixdesk-eval-") as folder:
         database = f"sqlite+aiosqlite:///{folder}/eval.db"
         await asyncio.to_thread(upgrade, database)
-        own = settings.model_copy(update={"database_url": database, "redis_url": None})
+        prompts = prompts_of(settings.prompts_dir, bots, Path(folder) / "prompts")
+        own = settings.model_copy(
+            update={"database_url": database, "redis_url": None, "prompts_dir": prompts}
+        )
         app = create_app(own)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)

@@ -9,7 +9,7 @@ import pytest
 
 from backend.config import PROJECT_ROOT
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
-from backend.evaluation.runner import CaseResult, Transcript, summarise
+from backend.evaluation.runner import CaseResult, Transcript, prompts_of, summarise
 from backend.prompting.bots import load_bots, load_worked_examples
 from backend.retrieval.terms import terms
 
@@ -112,3 +112,13 @@ def test_no_worked_example_asks_a_question_of_the_eval():
                 turn_terms = set(terms(turn, bot.language))
                 shared = len(example_terms & turn_terms) / max(1, len(example_terms | turn_terms))
                 assert shared < 0.5, f"{slug}: the example {example.question!r} asks the case {turn!r}"
+
+
+def test_the_evals_own_app_loads_only_the_bots_it_evaluates(tmp_path: Path):
+    # A help center of 15k tokens takes minutes to warm on a CPU: `eval --bot shop-en` must not wait for it.
+    prompts = prompts_of(PROJECT_ROOT / "prompts", ["shop-en"], tmp_path / "prompts")
+    assert set(load_bots(prompts)) == {"shop-en"}
+    assert (prompts / "_judges" / "handoff.toml").is_file()  # what the bots share comes along
+    assert (prompts / "shop-en" / "eval.toml").read_bytes() == (
+        PROJECT_ROOT / "prompts/shop-en/eval.toml"
+    ).read_bytes()
