@@ -21,6 +21,7 @@ import httpx
 
 from backend.config import PROJECT_ROOT, Settings
 from backend.engine.local_replicas import replica_command
+from backend.prompting.judge_prompts import SHARED_FOLDER, SHIPPED
 
 PEER_MODEL_NAME = "bench"
 
@@ -49,10 +50,15 @@ def app_environment(settings: Settings, *, max_tokens: int, redis_prefix: str) -
     return env
 
 
+BENCH_HANDOFF_THRESHOLD = 0.99
+
+
 def bench_prompts(
     source: Path, target: Path, *, only: Collection[str] | None = None, retrieval: Collection[str] = ()
 ) -> Path:
-    """The bots as they are, except that they never hand over for replies that did not answer.
+    """The bots as they are, except that they never hand over for replies that did not answer,
+    and their handoff judge only when all but certain: it is still asked every turn (its cost is
+    the app's), but a benchmark question it misreads must not end a conversation.
 
     Every turn must be a bot reply in every way, or the ways would not do the same work; the
     fixed prefixes (system prompt, greeting) are unchanged. `only`: just these bots (and the
@@ -72,6 +78,17 @@ def bench_prompts(
         if bot_toml.parent.name in retrieval:
             text = _set_key(text, "knowledge", "max_prefix_tokens", "0")
         bot_toml.write_text(text, encoding="utf-8")
+    shared = target / SHARED_FOLDER / "handoff.toml"
+    if not shared.is_file():  # a prompts folder without it gets the shipped one: copy that in
+        shared.parent.mkdir(exist_ok=True)
+        shutil.copy2(SHIPPED / "handoff.toml", shared)
+    for handoff_judge in [shared, *target.glob("*/judges/handoff.toml")]:
+        text = re.sub(
+            r"(?m)^threshold\s*=.*$",
+            f"threshold = {BENCH_HANDOFF_THRESHOLD}",
+            handoff_judge.read_text("utf-8"),
+        )
+        handoff_judge.write_text(text, encoding="utf-8")
     return target
 
 
