@@ -26,6 +26,9 @@ from backend.sse_reader import read_sse
 TIMINGS = ("ttft_ms", "total_ms", "held_ms", "checks_ms")  # from each reply's done event
 # The first token as the customer sees it: the engine's, then held back for the gates and checks.
 SHOWN = "shown_ms"
+# How long the eval's own app may take to load the engine and warm its bots' prefixes: a help
+# center of 15,000 tokens alone takes over ten minutes on two AVX2 cores in float32.
+WARM_TIMEOUT_S = 3600.0
 
 
 @dataclass
@@ -215,7 +218,7 @@ async def app_client(
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://eval", timeout=600) as client:
-                await _wait_until_ready(client, own.engine_start_timeout_s)
+                await _wait_until_ready(client, max(own.engine_start_timeout_s, WARM_TIMEOUT_S))
                 yield client
 
 
