@@ -10,7 +10,5 @@ scripts/services.sh
 .venv/bin/prefixdesk prompts check
 # Answers: every bot's eval cases on the default model; a bot that passes fewer than
 # bench/results/eval.json records (less a margin for the CPU's float rounding) fails.
-# It runs one case at a time, so the engine's worker takes every core (vLLM keeps one for its
-# scheduler by default): on 2 cores that halves the minutes a long help center takes to warm.
-VLLM_CPU_NUM_OF_RESERVED_CPU=0 .venv/bin/prefixdesk eval --baseline bench/results/eval.json --margin 2 --output var/eval-latest.json
+.venv/bin/prefixdesk eval --baseline bench/results/eval.json --margin 2 --output var/eval-latest.json
 exec .venv/bin/python -m pytest "$@"
