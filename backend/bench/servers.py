@@ -21,6 +21,7 @@ import httpx
 
 from backend.config import PROJECT_ROOT, Settings
 from backend.engine.local_replicas import replica_command
+from backend.prompting.bots import copy_with_bots
 from backend.prompting.judge_prompts import SHARED_FOLDER, SHIPPED
 
 PEER_MODEL_NAME = "bench"
@@ -67,12 +68,10 @@ def bench_prompts(
     question come beside it.
     """
 
-    def left_out(folder: str, names: list[str]) -> set[str]:
-        if only is None or Path(folder) != source:
-            return set()
-        return {n for n in names if (source / n / "bot.toml").is_file() and n not in only}
-
-    shutil.copytree(source, target, ignore=left_out)
+    if only is None:
+        shutil.copytree(source, target)
+    else:
+        copy_with_bots(source, target, only)
     for bot_toml in target.glob("*/bot.toml"):
         text = _set_key(bot_toml.read_text(encoding="utf-8"), "handoff", "max_unanswered", "1000000")
         if bot_toml.parent.name in retrieval:

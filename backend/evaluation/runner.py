@@ -7,7 +7,6 @@ differently when requests are batched, and a gate in CI must give the same score
 
 import asyncio
 import json
-import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Collection
@@ -21,6 +20,7 @@ from tqdm import tqdm
 
 from backend.config import Settings
 from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
+from backend.prompting.bots import copy_with_bots
 from backend.sse_reader import read_sse
 
 TIMINGS = ("ttft_ms", "total_ms", "held_ms", "checks_ms")  # from each reply's done event
@@ -180,21 +180,6 @@ def bot_cases(prompts_dir: Path, bots: list[str] | None) -> dict[str, list[Case]
     return {slug: load_cases(folder / EVAL_FILE) for slug, folder in chosen.items()}
 
 
-def prompts_of(prompts_dir: Path, bots: Collection[str], target: Path) -> Path:
-    """A copy of prompts/ in `target` with only these bots (and what the bots share, such as
-    `_judges`): an app of the eval's own loads and warms no bot it does not evaluate."""
-    target.mkdir()
-    for entry in prompts_dir.iterdir():
-        if entry.is_dir() and (entry / "bot.toml").is_file():
-            if entry.name in bots:
-                shutil.copytree(entry, target / entry.name)
-        elif entry.is_dir():
-            shutil.copytree(entry, target / entry.name)
-        else:
-            shutil.copy2(entry, target / entry.name)
-    return target
-
-
 @asynccontextmanager
 async def app_client(
     settings: Settings, url: str | None, bots: Collection[str]
@@ -210,7 +195,8 @@ async def app_client(
     with tempfile.TemporaryDirectory(prefix="prefixdesk-eval-") as folder:
         database = f"sqlite+aiosqlite:///{folder}/eval.db"
         await asyncio.to_thread(upgrade, database)
-        prompts = prompts_of(settings.prompts_dir, bots, Path(folder) / "prompts")
+        # No bot it does not evaluate is loaded and warmed.
+        prompts = copy_with_bots(settings.prompts_dir, Path(folder) / "prompts", bots)
         own = settings.model_copy(
             update={"database_url": database, "redis_url": None, "prompts_dir": prompts}
         )

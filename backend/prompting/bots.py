@@ -1,7 +1,9 @@
 """Bot definitions read from `prompts/<slug>/` and rendered with Jinja2."""
 
 import re
+import shutil
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,6 +185,19 @@ def load_worked_examples(folder: Path) -> tuple[WorkedExample, ...]:
 
 def bot_folders(prompts_dir: Path) -> list[Path]:
     return sorted(p for p in prompts_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def copy_with_bots(prompts_dir: Path, target: Path, only: Collection[str]) -> Path:
+    """A copy of `prompts_dir` at `target` with only these bots and everything they share
+    (such as `_judges`)."""
+
+    def left_out(folder: str, names: list[str]) -> set[str]:
+        if Path(folder) != prompts_dir:
+            return set()
+        return {n for n in names if (prompts_dir / n / "bot.toml").is_file() and n not in only}
+
+    shutil.copytree(prompts_dir, target, ignore=left_out)
+    return target
 
 
 def load_bots(prompts_dir: Path) -> dict[str, Bot]:

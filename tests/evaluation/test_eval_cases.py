@@ -9,8 +9,8 @@ import pytest
 
 from backend.config import PROJECT_ROOT
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
-from backend.evaluation.runner import CaseResult, Transcript, prompts_of, summarise
-from backend.prompting.bots import load_bots, load_worked_examples
+from backend.evaluation.runner import CaseResult, Transcript, summarise
+from backend.prompting.bots import copy_with_bots, load_bots, load_worked_examples
 from backend.retrieval.terms import terms
 
 
@@ -116,7 +116,7 @@ def test_no_worked_example_asks_a_question_of_the_eval():
 
 def test_the_evals_own_app_loads_only_the_bots_it_evaluates(tmp_path: Path):
     # A help center of 15k tokens takes minutes to warm on a CPU: `eval --bot shop-en` must not wait for it.
-    prompts = prompts_of(PROJECT_ROOT / "prompts", ["shop-en"], tmp_path / "prompts")
+    prompts = copy_with_bots(PROJECT_ROOT / "prompts", tmp_path / "prompts", ["shop-en"])
     assert set(load_bots(prompts)) == {"shop-en"}
     assert (prompts / "_judges" / "handoff.toml").is_file()  # what the bots share comes along
     assert (prompts / "shop-en" / "eval.toml").read_bytes() == (
