@@ -9,9 +9,11 @@ from typing import Annotated, Any
 import typer
 
 from backend.config import PROJECT_ROOT, Settings, get_settings
+from backend.engine.model_store import resolve_model_dir
 from backend.evaluation.ablation import VARIANTS, ablation_table
 from backend.evaluation.cases import EvalFileError
 from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
+from backend.prompting.checks import load_tokenizer, render_bots, server_knowledge_budget
 
 DEFAULT_OUTPUT = PROJECT_ROOT / "bench" / "results" / "eval.json"
 ABLATION_OUTPUT = PROJECT_ROOT / "bench" / "results" / "ablation.json"
@@ -28,6 +30,13 @@ def eval_command(
         Path | None, typer.Option(help="Fail if a bot passes fewer cases than here, less the margin.")
     ] = None,
     margin: Annotated[int, typer.Option(help="Cases a bot may lose against the baseline.")] = 2,
+    max_prefix_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Skip the bots whose fixed prefix is longer (its prefill alone takes minutes on a "
+            "CPU); they are named, and left out of the output and the gate."
+        ),
+    ] = None,
     ablation: Annotated[
         bool,
         typer.Option(
@@ -44,7 +53,10 @@ def eval_command(
     if ablation:
         _ablation(settings, bot, ABLATION_OUTPUT if output == DEFAULT_OUTPUT else output)
         return
-    results = asyncio.run(_evaluate(settings, url, _cases(settings, bot)))
+    cases = _cases(settings, bot)
+    if max_prefix_tokens is not None:
+        cases = bots_within_prefix_budget(settings, cases, max_prefix_tokens)
+    results = asyncio.run(_evaluate(settings, url, cases))
     report = {
         "model": str(settings.model or "default"),
         "relevant_lines": settings.relevant_lines,
@@ -68,6 +80,22 @@ def _cases(settings: Settings, bots: list[str] | None) -> dict[str, Any]:
     except (EvalFileError, ValueError) as error:
         typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from error
+
+
+def bots_within_prefix_budget(settings: Settings, cases: dict[str, Any], budget: int) -> dict[str, Any]:
+    """The bots' cases but those whose fixed prefix, as the server renders it, exceeds `budget`."""
+    model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+    rendered = render_bots(
+        settings.prompts_dir, load_tokenizer(model_dir), server_knowledge_budget(model_dir)
+    )
+    kept = {}
+    for slug, bot_cases_ in cases.items():
+        tokens = len(rendered["bots"][slug].get("prefix_ids", []))
+        if tokens > budget:
+            typer.echo(f"{slug}: skipped, its fixed prefix is {tokens} tokens (--max-prefix-tokens {budget})")
+        else:
+            kept[slug] = bot_cases_
+    return kept
 
 
 def _ablation(settings: Settings, bots: list[str] | None, output: Path) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from backend.config import PROJECT_ROOT
+from backend.config import PROJECT_ROOT, Settings
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
-from backend.evaluation.runner import CaseResult, Transcript, summarise
+from backend.evaluation.cli import bots_within_prefix_budget
+from backend.evaluation.runner import CaseResult, Transcript, bot_cases, summarise
 from backend.prompting.bots import copy_with_bots, load_bots, load_worked_examples
 from backend.retrieval.terms import terms
 
@@ -122,3 +123,13 @@ def test_the_evals_own_app_loads_only_the_bots_it_evaluates(tmp_path: Path):
     assert (prompts / "shop-en" / "eval.toml").read_bytes() == (
         PROJECT_ROOT / "prompts/shop-en/eval.toml"
     ).read_bytes()
+
+
+def test_the_gate_can_leave_out_a_bot_whose_prefix_takes_minutes_to_prefill(default_model_dir, capsys):
+    settings = Settings(model=default_model_dir, prompts_dir=PROJECT_ROOT / "prompts")
+    cases = bot_cases(settings.prompts_dir, None)
+    kept = bots_within_prefix_budget(settings, cases, 4096)
+    # The help center of tallybook-en sits in its prefix on the default model's context window.
+    assert set(kept) == set(cases) - {"tallybook-en"}
+    assert "tallybook-en: skipped, its fixed prefix is" in capsys.readouterr().out
+    assert bots_within_prefix_budget(settings, cases, 10**6) == cases
