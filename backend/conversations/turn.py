@@ -304,8 +304,10 @@ class ChatTurns:
             # Token ids stay exact; a NUL the model wrote cannot be stored in a Postgres text
             # column, and at temperature 0 every retry would write it again.
             # The customer reads the reply without its `[article-id]` markers, and the articles
-            # they name (those of its help center only) as its sources.
+            # they name (those of its help center only) as its sources; nor a note's heading
+            # the model repeated.
             text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge.knowledge)
+            text = self.assembler.without_note_headings(message.bot.definition, text)
             result = dataclasses.replace(outcome, text=text)
             reply_ids = [*generated.note_ids, *self.assembler.reply(result.token_ids)]
             finished = FinishedReply(result.text, reply_ids)

@@ -79,6 +79,16 @@ class PromptAssembler:
         return "\n\n".join(note for note in notes if note) or None
 
     @staticmethod
+    def without_note_headings(bot: Bot, reply: str) -> str:
+        """The reply without copies of its notes' headings: a small model now and then opens
+        its reply by repeating the note it was given, and a customer should not read the
+        app's own instructions. The lines the note brought stay: they are the bot's policy."""
+        headings = (bot.reference.heading, ARTICLES_HEADINGS.get(bot.language.split("-")[0], ""))
+        for heading in filter(None, headings):
+            reply = reply.replace(heading, "")
+        return reply.strip()
+
+    @staticmethod
     def articles_note(articles: Sequence[Article], language: str) -> str | None:
         """The articles brought beside a message, each labelled with the id a reply cites."""
         if not articles:

@@ -1,5 +1,6 @@
 """Checks of a finished reply, through the turn on the real engine: a reply whose figures the
-policy contradicts is stored with why, announced, and hands over where the bot says so."""
+policy contradicts is stored with why, announced, and hands over where the bot says so; a
+note's heading the model repeated is taken out of what the customer reads."""
 
 from backend.engine.interface import GenerationResult, TokenDelta
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
@@ -59,3 +60,16 @@ async def test_a_bot_that_hands_over_on_doubt_does(make_services, tiny_engine, p
     assert done.handoff and done.status == "open" and done.doubt
     conversation, _ = await stored(services, cid)
     assert conversation.handoff_reason == "doubt"
+
+
+async def test_a_repeated_note_heading_is_not_what_the_customer_reads(make_services, tiny_engine):
+    heading = "The policy lines that best match the customer's next message:"
+    line = "- Backpacks carry a 3-year warranty."
+    services = await make_services(engine=Says(tiny_engine, f"{heading}\n{line}"))
+    cid = (await open_conversation(services)).conversation.id
+
+    done = done_of(await take_turn(services, cid, "How long is the warranty on backpacks?"))
+
+    assert done.text == line
+    _, messages = await stored(services, cid)
+    assert messages[-1].text == line

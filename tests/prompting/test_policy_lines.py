@@ -1,6 +1,7 @@
 """The policy lines repeated beside a customer's message."""
 
 from backend.config import PROJECT_ROOT
+from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import load_bots
 from backend.prompting.reference import PolicyLines
 
@@ -48,3 +49,17 @@ def test_shipped_bots_find_the_line_that_settles_a_plain_question():
     english, chinese = bots["shop-en"].reference, bots["appliance-zh"].reference
     assert any("45 days" in line for line in english.matching("How many days to return?", 3))
     assert any("10年" in line for line in chinese.matching("压缩机保修几年？", 3))
+
+
+def test_a_reply_loses_the_note_headings_it_repeats_in_the_bots_language():
+    bots = load_bots(PROJECT_ROOT / "prompts")
+    zh = bots["appliance-zh"]
+    reply = f"{zh.reference.heading}\n- 冰箱整机保修3年。"
+    assert PromptAssembler.without_note_headings(zh, reply) == "- 冰箱整机保修3年。"
+    articles = "Help-center articles for the customer's next message:"
+    en = bots["tallybook-en"]
+    assert PromptAssembler.without_note_headings(en, f"{articles} The trial lasts 30 days.") == (
+        "The trial lasts 30 days."
+    )
+    untouched = "Our policy lines say you have 45 days."
+    assert PromptAssembler.without_note_headings(bots["shop-en"], untouched) == untouched
