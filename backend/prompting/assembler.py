@@ -84,9 +84,10 @@ class PromptAssembler:
         its reply by repeating the note it was given, and a customer should not read the
         app's own instructions. The lines the note brought stay: they are the bot's policy."""
         headings = (bot.reference.heading, ARTICLES_HEADINGS.get(bot.language.split("-")[0], ""))
-        for heading in filter(None, headings):
+        repeated = [heading for heading in headings if heading and heading in reply]
+        for heading in repeated:
             reply = reply.replace(heading, "")
-        return reply.strip()
+        return reply.strip() if repeated else reply
 
     @staticmethod
     def articles_note(articles: Sequence[Article], language: str) -> str | None:

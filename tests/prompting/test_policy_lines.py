@@ -63,3 +63,4 @@ def test_a_reply_loses_the_note_headings_it_repeats_in_the_bots_language():
     )
     untouched = "Our policy lines say you have 45 days."
     assert PromptAssembler.without_note_headings(bots["shop-en"], untouched) == untouched
+    assert PromptAssembler.without_note_headings(bots["shop-en"], "\n\n") == "\n\n"  # as streamed

@@ -21,7 +21,7 @@ from backend.prompting.chat_format import ChatFormat
 pytestmark = pytest.mark.default_model
 
 LABELLED = Path(__file__).parent
-FLOORS = {"en": (0.85, 0.7), "zh": (0.78, 0.8)}  # precision, recall: the default model's, less a margin
+FLOORS = {"en": (0.85, 0.7), "zh": (0.85, 0.8)}  # precision, recall: the default model's, less a margin
 
 
 async def test_the_handoff_judge_finds_who_asks_for_a_person(default_engine, default_tokenizer):
