@@ -30,6 +30,11 @@ ARTICLES_HEADINGS = {
 }
 
 
+def articles_heading(language: str) -> str:
+    """What introduces the articles brought beside a message: the language's, else English."""
+    return ARTICLES_HEADINGS.get(language.split("-")[0], ARTICLES_HEADINGS["en"])
+
+
 @dataclass(frozen=True)
 class BotPrefix:
     """A bot's fixed prefix, identical for all its conversations."""
@@ -83,8 +88,8 @@ class PromptAssembler:
         """The reply without copies of its notes' headings: a small model now and then opens
         its reply by repeating the note it was given, and a customer should not read the
         app's own instructions. The lines the note brought stay: they are the bot's policy."""
-        headings = (bot.reference.heading, ARTICLES_HEADINGS.get(bot.language.split("-")[0], ""))
-        repeated = [heading for heading in headings if heading and heading in reply]
+        headings = (bot.reference.heading, articles_heading(bot.language))
+        repeated = [heading for heading in headings if heading in reply]
         for heading in repeated:
             reply = reply.replace(heading, "")
         return reply.strip() if repeated else reply
@@ -94,8 +99,7 @@ class PromptAssembler:
         """The articles brought beside a message, each labelled with the id a reply cites."""
         if not articles:
             return None
-        heading = ARTICLES_HEADINGS.get(language.split("-")[0], ARTICLES_HEADINGS["en"])
-        return "\n\n".join([heading, *map(render_article, articles)])
+        return "\n\n".join([articles_heading(language), *map(render_article, articles)])
 
     def user_message(self, text: str, note: str | None = None) -> list[int]:
         """The customer's message, after a system note on it if there is one (the policy lines

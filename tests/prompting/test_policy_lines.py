@@ -1,5 +1,7 @@
 """The policy lines repeated beside a customer's message."""
 
+import dataclasses
+
 from backend.config import PROJECT_ROOT
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.bots import load_bots
@@ -64,3 +66,8 @@ def test_a_reply_loses_the_note_headings_it_repeats_in_the_bots_language():
     untouched = "Our policy lines say you have 45 days."
     assert PromptAssembler.without_note_headings(bots["shop-en"], untouched) == untouched
     assert PromptAssembler.without_note_headings(bots["shop-en"], "\n\n") == "\n\n"  # as streamed
+    # A language without headings of its own gets the English ones, in its notes and here.
+    swedish = dataclasses.replace(en, language="sv", reference=PolicyLines.of(POLICY, "sv"))
+    assert PromptAssembler.without_note_headings(swedish, f"{articles}\nProvperioden är 30 dagar.") == (
+        "Provperioden är 30 dagar."
+    )
