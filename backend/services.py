@@ -189,6 +189,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         new_work=new_work,
         source_picker=SourcePicker(assembler.format) if settings.model_judges else None,
         second_tries=settings.model_judges and settings.second_try,
+        gates_before_reply=settings.gates_before_reply,
     )
 
     async def attach(started: Engine) -> None:

@@ -74,7 +74,7 @@ async def figures_in_sources(engine: Engine, message: AcceptedMessage, reply: Fi
     started = time.perf_counter()
     definition = message.bot.definition
     context = message.conversation.context or {}
-    sources = (definition.system_prompt, definition.greeting, *map(str, context.values()))
+    sources = (*definition.fixed_texts(), *map(str, context.values()))
     doubts = tuple(figures.unsupported(reply.text, *sources, message.previous_reply, message.user.text))
     return Review(doubts=doubts, seconds=time.perf_counter() - started)
 

@@ -128,6 +128,7 @@ class ChatTurns:
         new_work: Callable[[], AbstractAsyncContextManager[UnitOfWork]],
         source_picker: SourcePicker | None = None,
         second_tries: bool = True,
+        gates_before_reply: bool = False,
     ):
         self.limits = limits
         self.engine = engine
@@ -141,6 +142,10 @@ class ChatTurns:
         self.metrics = metrics
         self.source_picker = source_picker  # names the article a reply used when it cites none
         self.second_tries = second_tries  # check a reply's yes or no opening (bots with an opening judge)
+        # Wait for the gates before the reply's request starts, instead of running them beside
+        # its prefill: no two of the turn's requests share an engine step, so the same
+        # conversation gets the same reply every time (the eval's own app).
+        self.gates_before_reply = gates_before_reply
         self.new_work = new_work  # for the reply's own unit of work, after the request
         self._replies: set[asyncio.Task[None]] = set()
 
@@ -363,7 +368,16 @@ class ChatTurns:
         dropped unseen and written again, or the conversation is handed over.
         """
         said = StreamAccumulator(len(reply.prompt))
-        gates: asyncio.Task[HandOver | None] | None = asyncio.create_task(self._gates(engine, message))
+        gated_s = 0.0  # how long the gates kept the reply's request from starting
+        if self.gates_before_reply:
+            waited = time.perf_counter()
+            verdict = await self._gates(engine, message)
+            gated_s = time.perf_counter() - waited
+            if verdict is not None:
+                return Generated(verdict, gated_s)
+        gates: asyncio.Task[HandOver | None] | None = (
+            None if self.gates_before_reply else asyncio.create_task(self._gates(engine, message))
+        )
         second_try = message.bot.definition.second_try if self.second_tries else None
         action = second_try.action if second_try else None
         started = time.perf_counter()
@@ -400,7 +414,7 @@ class ChatTurns:
                         second_try, first = None, held
                     else:
                         first = [item] if isinstance(item, TokenDelta) else []
-                    held_s = time.perf_counter() - first_at
+                    held_s = time.perf_counter() - first_at + gated_s
                     for delta in first:
                         said.add(delta.text, delta.token_ids)
                         stream.put(Token(delta.text))
@@ -414,7 +428,7 @@ class ChatTurns:
                 gates.cancel()
         if contradiction is None or first_at is None:
             raise RuntimeError("the engine stream ended without a result")
-        held_s = time.perf_counter() - first_at
+        held_s = time.perf_counter() - first_at + gated_s
         logger.info("reply %s dropped unseen: %s", reply.message_id, contradiction.reason)
         note_ids = retry_note_ids(self.assembler, message, contradiction)
         room = self._room_after([*message.context_ids, *note_ids])

@@ -197,8 +197,14 @@ async def app_client(
         await asyncio.to_thread(upgrade, database)
         # No bot it does not evaluate is loaded and warmed.
         prompts = copy_with_bots(settings.prompts_dir, Path(folder) / "prompts", bots)
+        # One engine request at a time, the handoff judge's included: the same score each run.
         own = settings.model_copy(
-            update={"database_url": database, "redis_url": None, "prompts_dir": prompts}
+            update={
+                "database_url": database,
+                "redis_url": None,
+                "prompts_dir": prompts,
+                "gates_before_reply": True,
+            }
         )
         app = create_app(own)
         async with app.router.lifespan_context(app):

@@ -2,7 +2,8 @@
 
 A conversation's prompt is, in order:
 
-    [bot's fixed prefix: system prompt with policy and help center, greeting as the first reply]
+    [bot's fixed prefix: system prompt with policy and help center, the worked examples as
+     customer and bot turns, greeting as the first reply]
     [per-customer context, if any]
     [each turn: a note (help-center articles not in the prefix that match the message, given
      once each, in canonical order; matching policy lines) and the user message; generation
@@ -51,12 +52,13 @@ class PromptAssembler:
         self.format = chat_format
 
     def bot_prefix(self, bot: Bot, knowledge_budget: int | None = None) -> BotPrefix:
-        """The bot's system prompt and greeting; its help center inside the system prompt if its
-        tokens fit in the bot's own `max_prefix_tokens`, else in `knowledge_budget` (None: no limit)."""
-        ids = self._prefix_ids(bot.system_prompt, bot.greeting)
+        """The bot's system prompt, worked examples and greeting; its help center inside the
+        system prompt if its tokens fit in the bot's own `max_prefix_tokens`, else in
+        `knowledge_budget` (None: no limit)."""
+        ids = self._prefix_ids(bot, bot.system_prompt)
         in_prefix, knowledge_tokens = True, 0
         if bot.knowledge:
-            lean = self._prefix_ids(bot.lean_system_prompt, bot.greeting)
+            lean = self._prefix_ids(bot, bot.lean_system_prompt)
             knowledge_tokens = len(ids) - len(lean)
             limit = bot.knowledge_settings.max_prefix_tokens
             limit = knowledge_budget if limit is None else limit
@@ -66,11 +68,12 @@ class PromptAssembler:
         digest = hashlib.sha256(named.encode()).hexdigest()
         return BotPrefix(bot.slug, tuple(ids), digest, in_prefix, knowledge_tokens)
 
-    def _prefix_ids(self, system_prompt: str, greeting: str) -> list[int]:
-        return [
-            *self.format.message(self.format.first_system, system_prompt),
-            *self.format.message(self.format.assistant, greeting),
-        ]
+    def _prefix_ids(self, bot: Bot, system_prompt: str) -> list[int]:
+        ids = self.format.message(self.format.first_system, system_prompt)
+        for example in bot.examples:
+            ids += self.format.message(self.format.user, example.question)
+            ids += self.format.message(self.format.assistant, example.answer)
+        return [*ids, *self.format.message(self.format.assistant, bot.greeting)]
 
     def customer_context(self, bot: Bot, context: dict[str, Any] | None) -> list[int]:
         if not context:

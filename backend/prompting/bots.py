@@ -18,7 +18,7 @@ from backend.prompting.reference import PolicyLines
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 REQUIRED_FILES = ("bot.toml", "system.j2", "policy.md", "context.j2")
-EXAMPLES_FILE = "examples.toml"  # optional worked examples, rendered by system.j2 as `examples`
+EXAMPLES_FILE = "examples.toml"  # optional worked examples: turns of the fixed prefix
 KNOWLEDGE_FOLDER = "knowledge"  # optional help center, rendered by system.j2 as `articles`
 DEFAULT_ARTICLES_PER_QUESTION = 2
 
@@ -54,11 +54,15 @@ class Bot:
     name: str
     language: str
     greeting: str
-    system_prompt: str  # rendered, policy and worked examples included: part of the fixed prefix
+    system_prompt: str  # rendered, policy included: part of the fixed prefix
     context_template: jinja2.Template
     handoff: HandoffSettings
     judges: dict[str, JudgePrompt]  # the yes/no questions asked about its conversations (those on)
     reference: PolicyLines  # its policy's lines, to repeat those that match a message beside it
+    # Customer and bot turns of the fixed prefix, after the system prompt: the small default
+    # model follows a conversation it was shown better than examples quoted in the system
+    # prompt (docs/quality.md, worked examples).
+    examples: tuple[WorkedExample, ...] = ()
     office_hours: OfficeHours | None = None  # when its team is there; None: always (never in the prompt)
     knowledge: Knowledge = Knowledge()  # its help center's articles, in canonical order
     # The system prompt without the articles, for when they do not fit in the fixed prefix.
@@ -67,6 +71,11 @@ class Bot:
     # What it does when a reply opens with a yes or no the policy does not give (None: its
     # opening judge is off).
     second_try: SecondTry | None = None
+
+    def fixed_texts(self) -> tuple[str, ...]:
+        """Everything the fixed prefix says, in its order, as text."""
+        said = (text for example in self.examples for text in (example.question, example.answer))
+        return (self.system_prompt, *said, self.greeting)
 
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
@@ -108,7 +117,7 @@ def load_bot(folder: Path) -> Bot:
         env = template_environment(folder)
         policy = env.get_template("policy.md").render(**variables).strip()
         system = env.get_template("system.j2")
-        fixed = {**variables, "policy": policy, "examples": [vars(e) for e in examples]}
+        fixed = {**variables, "policy": policy}
         system_prompt = system.render(**fixed, articles=knowledge.as_records()).strip()
         lean_system_prompt = system.render(**fixed, articles=[]).strip()
         if knowledge and system_prompt == lean_system_prompt:
@@ -135,6 +144,7 @@ def load_bot(folder: Path) -> Bot:
                 on_doubt=bool(handoff.get("on_doubt", False)),
             ),
             judges=judges,
+            examples=examples,
             reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading"), knowledge),
             office_hours=(
                 parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None

@@ -201,6 +201,7 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
     except (OSError, tomllib.TOMLDecodeError):
         return []  # loading the bot reports it
     static = set(meta.get("vars", {}))
+    # `examples` is reported on its own below.
     allowed = {"system.j2": static | {"policy", "examples", "articles"}, "policy.md": static}
     env = template_environment(folder)
     problems = []
@@ -211,14 +212,16 @@ def fixed_prefix_problems(folder: Path) -> list[Problem]:
         except jinja2.TemplateError:
             continue  # missing or not parsable: loading the bot reports it
         problems += _problems(name, cache_busters.template_findings(tree, names))
-        examples_unused = "examples" not in jinja2.meta.find_undeclared_variables(tree)
-        articles_unused = "articles" not in jinja2.meta.find_undeclared_variables(tree)
-        if name == "system.j2" and (folder / KNOWLEDGE_FOLDER).is_dir() and articles_unused:
+        undeclared = jinja2.meta.find_undeclared_variables(tree)
+        if name == "system.j2" and (folder / KNOWLEDGE_FOLDER).is_dir() and "articles" not in undeclared:
             detail = "system.j2 does not render `articles`: the help center is not in the prefix"
             problems.append(Problem("articles-unused", KNOWLEDGE_FOLDER, detail))
-        if name == "system.j2" and (folder / EXAMPLES_FILE).is_file() and examples_unused:
-            detail = "system.j2 does not render `examples`: the worked examples are not in the prefix"
-            problems.append(Problem("examples-unused", EXAMPLES_FILE, detail))
+        if name == "system.j2" and "examples" in undeclared:
+            detail = (
+                "system.j2 renders `examples`: worked examples (examples.toml) come as turns of "
+                "the fixed prefix after the system prompt, and the template gets none"
+            )
+            problems.append(Problem("examples-in-system-prompt", "system.j2", detail))
     for name, text in render_fixed_texts(folder).items():
         problems += _problems(name, cache_busters.text_findings(text))
         problems += _problems(name, cache_busters.whitespace_findings(text))
@@ -243,7 +246,7 @@ def render_fixed_texts(folder: Path) -> dict[str, str]:
         "policy.md": lambda: env.get_template("policy.md").render(**variables),
         # Scanned on its own: policy.md and examples.toml are scanned separately.
         "system.j2": lambda: env.get_template("system.j2").render(
-            **variables, policy=POLICY_STANDIN, examples=[], articles=[]
+            **variables, policy=POLICY_STANDIN, articles=[]
         ),
     }
     if (folder / EXAMPLES_FILE).is_file():

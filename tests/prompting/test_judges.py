@@ -18,7 +18,7 @@ from backend.prompting.bots import load_bot
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import JudgePromptError, load_judge_prompt
 from backend.prompting.yes_no import YesNoJudge
-from tests.helpers import done_of, open_conversation, stored, take_turn
+from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
 
 BLOCK = 32
 
@@ -133,3 +133,66 @@ async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_a
     assert (
         english.costs["new_tokens_mean"] < english.costs["prefix_tokens"]
     )  # the examples come from the cache
+
+
+class RecordsRequests(WrappedEngine):
+    """The real engine, noting when each request starts and ends."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.log: list[tuple[str, str]] = []
+
+    async def read_labels(self, prompt_ids, labels, *, request_id=None, **options):
+        self.log.append(("start", str(request_id)))
+        try:
+            return await self.inner.read_labels(prompt_ids, labels, request_id=request_id, **options)
+        finally:
+            self.log.append(("end", str(request_id)))
+
+    async def stream(self, prompt_ids, **options):
+        request_id = str(options.get("request_id"))
+        self.log.append(("start", request_id))
+        async for item in self.inner.stream(prompt_ids, **options):
+            yield item
+        self.log.append(("end", request_id))
+
+    def when(self, event: str, prefix: str) -> int:
+        return next(n for n, (e, name) in enumerate(self.log) if e == event and name.startswith(prefix))
+
+
+@pytest.mark.parametrize("before", [False, True])
+async def test_the_handoff_judge_runs_beside_the_reply_or_before_it(
+    make_services, tiny_vllm, prompts_copy, before
+):
+    handoff = prompts_copy / "_judges" / "handoff.toml"  # any answer is a no: the reply goes on
+    handoff.write_text(
+        re.sub(r"(?m)^threshold = .*$", "threshold = 0.999999", handoff.read_text(encoding="utf-8"))
+    )
+    engine = RecordsRequests(tiny_vllm)
+    services = await make_services(engine=engine, prompts_dir=prompts_copy, gates_before_reply=before)
+    cid = (await open_conversation(services)).conversation.id
+    engine.log.clear()
+
+    done = done_of(await take_turn(services, cid, "How long is the warranty?"))
+
+    assert not done.handoff and done.text
+    judged, replying = engine.when("end", "handoff-"), engine.when("start", "reply-")
+    assert (judged < replying) == before  # by default the reply's prefill does not wait
+    if before:
+        assert done.held_ms is not None and done.held_ms > 0  # the judge's time is the first token's
+
+
+async def test_a_handover_decided_before_the_reply_starts_no_reply(make_services, tiny_vllm, prompts_copy):
+    handoff = prompts_copy / "_judges" / "handoff.toml"  # any answer is a yes
+    handoff.write_text(
+        re.sub(r"(?m)^threshold = .*$", "threshold = 0.000001", handoff.read_text(encoding="utf-8"))
+    )
+    engine = RecordsRequests(tiny_vllm)
+    services = await make_services(engine=engine, prompts_dir=prompts_copy, gates_before_reply=True)
+    cid = (await open_conversation(services)).conversation.id
+    engine.log.clear()
+
+    done = done_of(await take_turn(services, cid, "Can I talk to someone?"))
+
+    assert done.handoff
+    assert [request_id for _, request_id in engine.log if request_id.startswith("reply-")] == []

@@ -37,6 +37,12 @@ def test_a_variable_from_bot_toml_vars_is_static(tmp_path):
     assert "opening_hours" in str(fixed_prefix_problems(folder))
 
 
+def test_a_system_prompt_that_renders_the_worked_examples_is_named(tmp_path):
+    loop = "\n{% for e in examples %}{{ e }}{% endfor %}"
+    folder = edited_bot(tmp_path, "system.j2", lambda text: text + loop)
+    assert found(folder) == {("system.j2", "examples-in-system-prompt")}
+
+
 @pytest.mark.parametrize(
     ("file", "edit"),
     [

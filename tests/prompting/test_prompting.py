@@ -48,12 +48,26 @@ MARKERS = [
 user_text = st.lists(st.one_of(st.sampled_from(MARKERS), st.text(max_size=30)), max_size=8).map("".join)
 
 
-def test_prefix_matches_the_models_own_chat_template(assembler, tokenizer):
-    bot = BOTS["shop-en"]
-    rendered = tokenizer.apply_chat_template(
-        [{"role": "system", "content": bot.system_prompt}, {"role": "assistant", "content": bot.greeting}],
-        tokenize=False,
-    )
+def prefix_messages(bot) -> list[dict[str, str]]:
+    """The bot's fixed prefix as chat messages: system prompt, worked examples, greeting."""
+    examples = [
+        {"role": role, "content": text}
+        for example in bot.examples
+        for role, text in (("user", example.question), ("assistant", example.answer))
+    ]
+    return [
+        {"role": "system", "content": bot.system_prompt},
+        *examples,
+        {"role": "assistant", "content": bot.greeting},
+    ]
+
+
+@pytest.mark.parametrize("slug", sorted(BOTS))
+def test_prefix_matches_the_models_own_chat_template(assembler, tokenizer, slug):
+    bot = BOTS[slug]
+    assert bot.examples  # each shipped bot's worked examples are turns of its prefix, not system text
+    assert not any(example.question in bot.system_prompt for example in bot.examples)
+    rendered = tokenizer.apply_chat_template(prefix_messages(bot), tokenize=False)
     assert tokenizer.decode(assembler.bot_prefix(bot).token_ids) == rendered
 
 
@@ -149,8 +163,7 @@ def test_a_closed_reply_reads_as_the_template_renders_it(assembler, tokenizer):
     ]
     expected = tokenizer.apply_chat_template(
         [
-            {"role": "system", "content": bot.system_prompt},
-            {"role": "assistant", "content": bot.greeting},
+            *prefix_messages(bot),
             {"role": "user", "content": "能退货吗？"},
             {"role": "assistant", "content": "您好，可以退货。"},
         ],
