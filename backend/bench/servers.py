@@ -58,8 +58,8 @@ def bench_prompts(
     source: Path, target: Path, *, only: Collection[str] | None = None, retrieval: Collection[str] = ()
 ) -> Path:
     """The bots as they are, except that they never hand over for replies that did not answer,
-    and their handoff judge only when all but certain: it is still asked every turn (its cost is
-    the app's), but a benchmark question it misreads must not end a conversation.
+    and their handoff judges only when all but certain: they are still asked every turn (their cost
+    is the app's), but a benchmark question they misread must not end a conversation.
 
     Every turn must be a bot reply in every way, or the ways would not do the same work; the
     fixed prefixes (system prompt, greeting) are unchanged. `only`: just these bots (and the
@@ -77,11 +77,14 @@ def bench_prompts(
         if bot_toml.parent.name in retrieval:
             text = _set_key(text, "knowledge", "max_prefix_tokens", "0")
         bot_toml.write_text(text, encoding="utf-8")
-    shared = target / SHARED_FOLDER / "handoff.toml"
-    if not shared.is_file():  # a prompts folder without it gets the shipped one: copy that in
-        shared.parent.mkdir(exist_ok=True)
-        shutil.copy2(SHIPPED / "handoff.toml", shared)
-    for handoff_judge in [shared, *target.glob("*/judges/handoff.toml")]:
+    judges = []
+    for name in ("handoff.toml", "offer_accepted.toml"):
+        shared = target / SHARED_FOLDER / name
+        if not shared.is_file():  # a prompts folder without it gets the shipped one: copy that in
+            shared.parent.mkdir(exist_ok=True)
+            shutil.copy2(SHIPPED / name, shared)
+        judges += [shared, *target.glob(f"*/judges/{name}")]
+    for handoff_judge in judges:
         text = re.sub(
             r"(?m)^threshold\s*=.*$",
             f"threshold = {BENCH_HANDOFF_THRESHOLD}",

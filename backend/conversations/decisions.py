@@ -7,6 +7,7 @@ over, the reply is dropped before the customer sees any of it. Checks of the fin
 are in `reply_checks.py`. To add one, write it here and list it where the app builds the turn.
 """
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -60,18 +61,29 @@ async def wait_for_agent(work: UnitOfWork, message: AcceptedMessage) -> Settled 
 
 async def asks_for_person(engine: Engine, message: AcceptedMessage) -> HandOver | None:
     """A gate: the bot's handoff judge reads the customer's message (and what was said just
-    before it); if they ask for a person, the bot hands over instead of replying."""
+    before it); if they ask for a person, the bot hands over instead of replying. A message
+    that answers the bot is also read by the `offer_accepted` judge, side by side: a short
+    "ok" to the bot's offer of a colleague is a request the general question misses."""
     bot = message.bot
-    if "handoff" not in bot.judges:
+    asked = ("handoff", "offer_accepted") if message.previous_reply else ("handoff",)
+    names = [name for name in asked if name in bot.judges]
+    if not names:
         return None
-    fields = {"previous_reply": message.previous_reply, "text": message.user.text}
-    judgement = await bot.judges["handoff"].ask(
-        engine,
-        format_item(fields, bot.definition.language),
-        request_id=f"handoff-{message.user.id}",
-        cache_salt=bot.cache_salt,
-        affinity_key=message.conversation.id,
+    item = format_item(
+        {"previous_reply": message.previous_reply, "text": message.user.text}, bot.definition.language
     )
-    if not judgement.answer:
+    judgements = await asyncio.gather(
+        *(
+            bot.judges[name].ask(
+                engine,
+                item,
+                request_id=f"{name}-{message.user.id}",
+                cache_salt=bot.cache_salt,
+                affinity_key=message.conversation.id,
+            )
+            for name in names
+        )
+    )
+    if not any(judgement.answer for judgement in judgements):
         return None
     return HandOver(bot.definition.handoff.message, HandoffReason.CUSTOMER_REQUEST)

@@ -191,21 +191,40 @@ def judges_command(
                     f"    chosen on {calibrate}; at the judge's own threshold {own['threshold']}: precision "
                     f"{own['precision']}  recall {own['recall']}  accuracy {own['accuracy']}"
                 )
+            if "offer_accepted_threshold" in figures:
+                offer, offer_ms = figures["offer_accepted_threshold"], figures.get("offer_accepted_ms_mean")
+                typer.echo(f"    with offer_accepted (threshold {offer}, {offer_ms} ms) beside it")
+                if "without_offer_accepted" in figures:
+                    alone = figures["without_offer_accepted"]
+                    typer.echo(
+                        f"    the handoff judge alone: precision {alone['precision']}  "
+                        f"recall {alone['recall']}  accuracy {alone['accuracy']}"
+                    )
             for error in figures["errors"]:
                 item = error["item"].replace("\n", " | ")[:150]
-                typer.echo(f"    expected {error['expected']} (p_yes {error['p_yes']}): {item}")
+                offer = f", offer_accepted {error['p_offer_accepted']}" if "p_offer_accepted" in error else ""
+                typer.echo(f"    expected {error['expected']} (p_yes {error['p_yes']}{offer}): {item}")
     if calibrate is not None:
         typer.echo("\nthe chosen thresholds, for prompts/_judges/<judge>.toml (a table per language):")
         for judge, languages in report["judges"].items():
             for language, figures in languages.items():
                 typer.echo(f"  {judge}.toml [{language}] threshold = {figures['threshold']}")
+                if "offer_accepted_threshold" in figures:
+                    offer = figures["offer_accepted_threshold"]
+                    typer.echo(f"  offer_accepted.toml [{language}] threshold = {offer}")
     typer.echo(f"\nwritten to {output}")
 
 
 async def _score_judges(settings: Settings, labelled: Path, development: Path | None) -> dict[str, Any]:
     from backend.engine.factory import start_engine
     from backend.engine.model_store import resolve_model_dir
-    from backend.evaluation.labelled import SETS, calibrated_threshold, judged_items, summary
+    from backend.evaluation.labelled import (
+        SETS,
+        calibrated_offer_threshold,
+        calibrated_threshold,
+        judged_items,
+        summary,
+    )
     from backend.prompting.chat_format import ChatFormat
     from backend.services import load_tokenizer
 
@@ -216,15 +235,21 @@ async def _score_judges(settings: Settings, labelled: Path, development: Path | 
     try:
         for name in SETS:
             held_out = await judged_items(engine, chat_format, settings.prompts_dir, labelled, name)
-            chosen = {language: judged.threshold for language, judged in held_out.items()}
+            chosen = {lang: (judged.threshold, judged.offer_threshold) for lang, judged in held_out.items()}
             if development is not None:
                 dev = await judged_items(engine, chat_format, settings.prompts_dir, development, name)
-                chosen = {language: calibrated_threshold(dev[language].items) for language in held_out}
+                for language in held_out:
+                    threshold = calibrated_threshold(dev[language].items)
+                    chosen[language] = (threshold, calibrated_offer_threshold(dev[language].items, threshold))
             judges[name] = {}
             for language, judged in held_out.items():
-                figures = summary(judged.items, chosen[language]) | judged.costs
+                figures = summary(judged.items, *chosen[language]) | judged.costs
+                if chosen[language][1] is not None:  # what the handoff judge alone would say
+                    alone = summary(judged.items, chosen[language][0])
+                    kept = ("precision", "recall", "accuracy")
+                    figures["without_offer_accepted"] = {key: alone[key] for key in kept}
                 if development is not None:
-                    own = summary(judged.items, judged.threshold)
+                    own = summary(judged.items, judged.threshold, judged.offer_threshold)
                     figures["own_threshold"] = {
                         key: own[key] for key in ("threshold", "precision", "recall", "accuracy")
                     }

@@ -27,6 +27,15 @@ class Scored:
     truth: bool  # the judge should say yes
     p_yes: float
     item: str
+    p_offer_accepted: float | None = None  # the handoff set's answers to a bot message: the
+    # `offer_accepted` judge's P(yes), asked beside the handoff judge as the app asks it
+
+
+def said_yes(scored: Scored, threshold: float, offer_threshold: float | None = None) -> bool:
+    """The app's answer: the judge's yes, or for the handoff set, either handoff judge's."""
+    offer = scored.p_offer_accepted
+    offered = offer_threshold is not None and offer is not None and offer > offer_threshold
+    return scored.p_yes > threshold or offered
 
 
 async def score_set(
@@ -34,7 +43,7 @@ async def score_set(
 ) -> dict[str, Any]:
     """Per language: precision and recall of the judge's "yes" at its threshold, and what it cost."""
     return {
-        language: summary(scored.items, scored.threshold) | scored.costs
+        language: summary(scored.items, scored.threshold, scored.offer_threshold) | scored.costs
         for language, scored in (
             await judged_items(engine, chat_format, prompts_dir, labelled_dir, judge_name)
         ).items()
@@ -48,6 +57,7 @@ class JudgedSet:
     items: list[Scored]
     threshold: float  # the judge's own
     costs: dict[str, float]
+    offer_threshold: float | None = None  # the `offer_accepted` judge's own, for the handoff set
 
 
 async def judged_items(
@@ -60,14 +70,25 @@ async def judged_items(
         # A bot of this language gets these judges unless it brings its own.
         prompt = shared_judge_prompts(prompts_dir, language, (judge_name,))[judge_name]
         judge = YesNoJudge(prompt, chat_format)
-        scored, seconds, cached, prompt_tokens = [], 0.0, 0, 0
+        offer_judge = None
+        if judge_name == "handoff":  # the app asks both about a message that answers the bot
+            offer_prompt = shared_judge_prompts(prompts_dir, language, ("offer_accepted",))["offer_accepted"]
+            offer_judge = YesNoJudge(offer_prompt, chat_format)
+        scored, seconds, cached, prompt_tokens, offer_seconds = [], 0.0, 0, 0, []
         for n, item in enumerate(i for i in items if i["language"] == language):
             text = format_item({key: str(item.get(key, "")) for key in fields}, language)
             judgement = await judge.ask(
                 engine, text, request_id=f"labelled-{judge_name}-{language}-{n}", cache_salt="labelled"
             )
+            p_offer = None
+            if offer_judge is not None and str(item.get("previous_reply", "")).strip():
+                offer = await offer_judge.ask(
+                    engine, text, request_id=f"labelled-offer-{language}-{n}", cache_salt="labelled"
+                )
+                p_offer = offer.p_yes
+                offer_seconds.append(offer.seconds)
             truth = bool(item[label]) == label_means_yes
-            scored.append(Scored(truth, judgement.p_yes, text))
+            scored.append(Scored(truth, judgement.p_yes, text, p_offer))
             seconds += judgement.seconds
             cached += judgement.cached_tokens
             prompt_tokens += judgement.prompt_tokens
@@ -76,7 +97,10 @@ async def judged_items(
             "new_tokens_mean": round((prompt_tokens - cached) / len(scored), 1),
             "prefix_tokens": len(judge.prefix_ids),
         }
-        judged[language] = JudgedSet(scored, judge.threshold, costs)
+        if offer_seconds:  # asked one after the other here; the app asks both at once
+            costs["offer_accepted_ms_mean"] = round(sum(offer_seconds) / len(offer_seconds) * 1000, 1)
+        offer_threshold = offer_judge.threshold if offer_judge else None
+        judged[language] = JudgedSet(scored, judge.threshold, costs, offer_threshold)
     return judged
 
 
@@ -87,23 +111,35 @@ def calibrated_threshold(scored: list[Scored]) -> float:
     return max(grid, key=lambda t: (accuracy(scored, t), -abs(t - 0.5)))
 
 
-def accuracy(scored: list[Scored], threshold: float) -> float:
-    return sum((s.p_yes > threshold) == s.truth for s in scored) / len(scored)
+def calibrated_offer_threshold(scored: list[Scored], threshold: float) -> float | None:
+    """The `offer_accepted` judge's threshold, chosen as above with the handoff judge's fixed
+    (None where no item was asked it)."""
+    if not any(s.p_offer_accepted is not None for s in scored):
+        return None
+    grid = [n / 100 for n in range(1, 100)]
+    return max(grid, key=lambda t: (accuracy(scored, threshold, t), -abs(t - 0.5)))
 
 
-def summary(scored: list[Scored], threshold: float) -> dict[str, Any]:
-    """Precision and recall of "yes" (P(yes) above `threshold`), and the items judged wrong."""
-    said = [s.p_yes > threshold for s in scored]
+def accuracy(scored: list[Scored], threshold: float, offer_threshold: float | None = None) -> float:
+    return sum(said_yes(s, threshold, offer_threshold) == s.truth for s in scored) / len(scored)
+
+
+def summary(scored: list[Scored], threshold: float, offer_threshold: float | None = None) -> dict[str, Any]:
+    """Precision and recall of "yes" (P(yes) above `threshold`, or for the handoff set the
+    `offer_accepted` judge's above `offer_threshold`), and the items judged wrong."""
+    said = [said_yes(s, threshold, offer_threshold) for s in scored]
     true_yes = sum(s.truth and yes for s, yes in zip(scored, said, strict=True))
     truly_yes = sum(s.truth for s in scored)
-    return {
-        "items": len(scored),
-        "threshold": threshold,
+    figures: dict[str, Any] = {"items": len(scored), "threshold": threshold}
+    if offer_threshold is not None:
+        figures["offer_accepted_threshold"] = offer_threshold
+    return figures | {
         "precision": round(true_yes / sum(said), 3) if any(said) else None,
         "recall": round(true_yes / truly_yes, 3) if truly_yes else None,
-        "accuracy": round(accuracy(scored, threshold), 3),
+        "accuracy": round(accuracy(scored, threshold, offer_threshold), 3),
         "errors": [
             {"item": s.item, "expected": "yes" if s.truth else "no", "p_yes": round(s.p_yes, 3)}
+            | ({} if s.p_offer_accepted is None else {"p_offer_accepted": round(s.p_offer_accepted, 3)})
             for s, yes in zip(scored, said, strict=True)
             if s.truth != yes
         ],

@@ -17,7 +17,7 @@ from backend.config import PROJECT_ROOT
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
 # The questions the app asks; see backend/conversations.
-JUDGES = ("handoff", "unanswered", "supported", "opening")
+JUDGES = ("handoff", "offer_accepted", "unanswered", "supported", "opening")
 IN_CONTEXT = {"supported", "opening"}  # asked at the end of the conversation itself: no examples
 ANSWERS = {"yes": True, "no": False}
 
@@ -61,13 +61,24 @@ LABELS = {
         "reply": "客服回复",
     },
 }
-ITEM_FIELDS = {"handoff": ("previous_reply", "text"), "unanswered": ("question", "reply")}
+ITEM_FIELDS = {
+    "handoff": ("previous_reply", "text"),
+    "offer_accepted": ("previous_reply", "text"),
+    "unanswered": ("question", "reply"),
+}
 
 
 # Which judges a bot asks unless its bot.toml `[judges]` says otherwise. Only the handoff
-# judge by default: on the default (0.5B) model the others were no better than chance on
+# judges by default (`offer_accepted` is the handoff judge's help with answers to the bot's
+# offer of a person): on the default (0.5B) model the others were no better than chance on
 # the labelled sets and the eval (docs/quality.md); turn them on with a model that passes them.
-DEFAULT_SWITCHES = {"handoff": True, "unanswered": False, "supported": False, "opening": False}
+DEFAULT_SWITCHES = {
+    "handoff": True,
+    "offer_accepted": True,
+    "unanswered": False,
+    "supported": False,
+    "opening": False,
+}
 
 
 def judge_switches(config: dict[str, object]) -> dict[str, bool]:

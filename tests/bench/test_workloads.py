@@ -102,8 +102,9 @@ def test_bench_prompts_keep_the_bots_asked_for_and_move_a_help_center_out_of_the
     assert bots[workloads.KNOWLEDGE_BOT].knowledge_settings.max_prefix_tokens == 0
     assert bots["shop-en"].knowledge_settings.max_prefix_tokens is None
     assert all(bot.handoff.max_unanswered == 1000000 for bot in bots.values())
-    # The handoff judge is still asked, but hands a benchmark conversation over only when all but certain.
+    # The handoff judges are still asked, but hand a benchmark conversation over only when all but certain.
     from backend.prompting.judge_prompts import shared_judge_prompts
 
     for language in ("en", "zh"):
-        assert shared_judge_prompts(copy, language, ("handoff",))["handoff"].threshold == 0.99
+        judges = shared_judge_prompts(copy, language, ("handoff", "offer_accepted"))
+        assert {judge.threshold for judge in judges.values()} == {0.99}

@@ -1,6 +1,6 @@
 """Choosing a judge's threshold on a development set: the most items right, near 0.5 on ties."""
 
-from backend.evaluation.labelled import Scored, calibrated_threshold, summary
+from backend.evaluation.labelled import Scored, calibrated_offer_threshold, calibrated_threshold, summary
 
 
 def _items(*pairs: tuple[bool, float]) -> list[Scored]:
@@ -29,3 +29,24 @@ def test_the_summary_names_the_threshold_and_the_items_judged_wrong():
     assert figures["threshold"] == 0.42
     assert (figures["precision"], figures["recall"], figures["accuracy"]) == (0.5, 0.5, 0.333)
     assert [error["p_yes"] for error in figures["errors"]] == [0.4, 0.45]
+
+
+def test_an_answer_to_the_bots_offer_is_a_yes_when_either_handoff_judge_says_so():
+    # The handoff judge misses two short acceptances; the offer_accepted judge, asked only about
+    # messages that answer the bot (the others have no P for it), finds them.
+    scored = [
+        Scored(True, 0.8, "asks for a manager"),
+        Scored(True, 0.2, "ok do it", p_offer_accepted=0.7),
+        Scored(True, 0.1, "please do", p_offer_accepted=0.6),
+        Scored(False, 0.1, "no thanks", p_offer_accepted=0.1),
+        Scored(False, 0.2, "yes please, to another offer", p_offer_accepted=0.45),
+        Scored(False, 0.1, "where is my parcel?"),
+    ]
+    threshold = calibrated_threshold(scored)
+    assert summary(scored, threshold)["recall"] == 0.333
+    offer_threshold = calibrated_offer_threshold(scored, threshold)
+    assert offer_threshold is not None and 0.45 <= offer_threshold < 0.6
+    figures = summary(scored, threshold, offer_threshold)
+    assert (figures["precision"], figures["recall"], figures["accuracy"]) == (1.0, 1.0, 1.0)
+    assert figures["offer_accepted_threshold"] == offer_threshold
+    assert calibrated_offer_threshold(_items((True, 0.9), (False, 0.1)), 0.5) is None  # never asked

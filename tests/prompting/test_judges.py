@@ -121,12 +121,22 @@ async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_a
         ),
         encoding="utf-8",
     )
+    (tmp_path / "handoff_requests.toml").write_text(  # an answer to the bot's offer, too
+        (tmp_path / "handoff_requests.toml").read_text(encoding="utf-8")
+        + '[[message]]\nlanguage = "en"\nprevious_reply = "Shall I pass you on?"\ntext = "ok"\n'
+        "asks_for_human = true\n",
+        encoding="utf-8",
+    )
+    messages.append(("ok", True))
     judged = await judged_items(tiny_vllm, chat_format, PROJECT_ROOT / "prompts", tmp_path, "handoff")
 
     english = judged["en"]
     assert [item.truth for item in english.items] == [asks for _, asks in messages]
     assert all(0.0 < item.p_yes < 1.0 for item in english.items)
     assert english.items[0].p_yes == pytest.approx(english.items[2].p_yes, abs=1e-3)  # greedy: repeatable
+    offers = [item.p_offer_accepted for item in english.items]
+    assert offers[:-1] == [None] * 6 and offers[-1] is not None and 0.0 < offers[-1] < 1.0
+    assert english.offer_threshold is not None and "offer_accepted_ms_mean" in english.costs
     chosen = calibrated_threshold(english.items)
     figures = summary(english.items, chosen)
     assert figures["accuracy"] >= summary(english.items, english.threshold)["accuracy"]
@@ -196,3 +206,30 @@ async def test_a_handover_decided_before_the_reply_starts_no_reply(make_services
 
     assert done.handoff
     assert [request_id for _, request_id in engine.log if request_id.startswith("reply-")] == []
+
+
+async def test_an_answer_to_the_bot_is_also_read_by_the_offer_accepted_judge(
+    make_services, tiny_vllm, prompts_copy
+):
+    # The handoff judge says no to anything, the offer_accepted judge yes: the first message,
+    # which answers no bot message, gets a reply; the second is read by both and handed over.
+    for name, threshold in (("handoff", "0.999999"), ("offer_accepted", "0.000001")):
+        judge = prompts_copy / "_judges" / f"{name}.toml"
+        judge.write_text(
+            re.sub(r"(?m)^threshold = .*$", f"threshold = {threshold}", judge.read_text(encoding="utf-8"))
+        )
+    engine = RecordsRequests(tiny_vllm)
+    services = await make_services(engine=engine, prompts_dir=prompts_copy)
+    cid = (await open_conversation(services)).conversation.id
+    engine.log.clear()
+
+    first = done_of(await take_turn(services, cid, "How long is the warranty?"))
+    asked_first = {request_id.split("-")[0] for _, request_id in engine.log}
+    engine.log.clear()
+    second = done_of(await take_turn(services, cid, "ok, do that"))
+    asked_second = {request_id.split("-")[0] for _, request_id in engine.log}
+
+    assert not first.handoff and "offer_accepted" not in asked_first and "handoff" in asked_first
+    assert second.handoff and {"handoff", "offer_accepted"} <= asked_second
+    conversation, _ = await stored(services, cid)
+    assert conversation.handoff_reason == "customer_request"

@@ -1,13 +1,16 @@
-"""What the handoff judge is worth on the default model, on the labelled set beside this file.
+"""What the handoff judges are worth on the default model, on the labelled set beside this file
+(the handoff judge, and beside it for answers to a bot message the offer_accepted judge, as the
+app asks them).
 
 The set was written from customers' point of view, apart from the judge's own few-shot
 examples (prompts/_judges) and from the development set the judge's form was chosen on
 (tests/quality/dev), and includes the hard cases: people mentioned but not asked for,
 people asked for without a keyword, short answers to the bot's offer to pass on.
 
-The target is 0.9 precision and recall in each language; the 0.5B default model does not
-reach it (docs/quality.md has the figures). The floors below are where it stands, so that
-a change to the judge's prompt or its reading that makes it worse fails here.
+The target is 0.9 precision and recall in each language; on the 0.5B default model Chinese
+reaches it and English recall does not (docs/quality.md has the figures). The floors below
+are where it stands, less a margin, so that a change to the judges' prompts or their reading
+that makes them worse fails here.
 """
 
 from pathlib import Path
@@ -21,7 +24,7 @@ from backend.prompting.chat_format import ChatFormat
 pytestmark = pytest.mark.default_model
 
 LABELLED = Path(__file__).parent
-FLOORS = {"en": (0.85, 0.7), "zh": (0.85, 0.8)}  # precision, recall: the default model's, less a margin
+FLOORS = {"en": (0.9, 0.75), "zh": (0.85, 0.82)}  # precision, recall: the default model's, less a margin
 
 
 async def test_the_handoff_judge_finds_who_asks_for_a_person(default_engine, default_tokenizer):
