@@ -85,7 +85,11 @@ def judge_switches(config: dict[str, object]) -> dict[str, bool]:
     unknown = set(config) - set(JUDGES)
     if unknown or not all(isinstance(on, bool) for on in config.values()):
         raise JudgePromptError(f"[judges] takes {list(JUDGES)} = true or false; got {config}")
-    return {name: bool(config.get(name, DEFAULT_SWITCHES[name])) for name in JUDGES}
+    switches = {name: bool(config.get(name, DEFAULT_SWITCHES[name])) for name in JUDGES}
+    # offer_accepted helps the handoff judge and is never asked alone: a bot that turns the
+    # handoff judge off (to answer sooner) turns both off.
+    switches["offer_accepted"] = switches["offer_accepted"] and switches["handoff"]
+    return switches
 
 
 def load_judge_prompts(

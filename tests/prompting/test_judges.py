@@ -16,7 +16,7 @@ from backend.config import PROJECT_ROOT
 from backend.evaluation.labelled import calibrated_threshold, judged_items, summary
 from backend.prompting.bots import load_bot
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.judge_prompts import JudgePromptError, load_judge_prompt
+from backend.prompting.judge_prompts import JUDGES, JudgePromptError, judge_switches, load_judge_prompt
 from backend.prompting.yes_no import YesNoJudge
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
 
@@ -106,6 +106,13 @@ def test_a_judge_file_that_does_not_parse_names_the_file_and_line(tmp_path):
     )
     with pytest.raises(JudgePromptError, match="answered yes and examples answered no"):
         load_judge_prompt(one_sided, "unanswered", "en")
+
+
+def test_the_offer_accepted_judge_is_on_only_beside_the_handoff_judge():
+    assert judge_switches({})["offer_accepted"] and judge_switches({})["handoff"]
+    assert judge_switches({"handoff": False}) == dict.fromkeys(JUDGES, False)
+    assert not judge_switches({"handoff": False, "offer_accepted": True})["offer_accepted"]
+    assert not judge_switches({"offer_accepted": False})["offer_accepted"]
 
 
 async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_answers(
