@@ -24,6 +24,10 @@ from backend.reports import routes as reports
 from backend.services import build_services
 from backend.webhooks import routes as webhooks
 
+# How long a server that is stopping waits for open requests (a customer's reply stream)
+# before it cancels them; the replies themselves are then drained and stored (Services.close).
+SHUTDOWN_GRACE_S = 30
+
 
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
     """The app. Pass `engine` to share one already-started engine (tests, benchmarks)."""

@@ -81,7 +81,7 @@ def serve(
     """Migrate, make sure the model is there, and serve the app."""
     import uvicorn
 
-    from backend.app import create_app
+    from backend.app import SHUTDOWN_GRACE_S, create_app
     from backend.engine.model_store import fetch_default_model, resolve_model_dir
     from backend.migrate import upgrade
 
@@ -95,7 +95,11 @@ def serve(
         _fail(str(error))
     upgrade(settings.database_url)
     uvicorn.run(
-        create_app(settings), host=host or settings.host, port=port or settings.port, log_level="info"
+        create_app(settings),
+        host=host or settings.host,
+        port=port or settings.port,
+        log_level="info",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,  # a stuck stream cannot keep it from stopping
     )
 
 

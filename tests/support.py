@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 from backend.agents import service as agents
 from backend.agents.models import AgentRole
-from backend.app import create_app
+from backend.app import SHUTDOWN_GRACE_S, create_app
 from backend.config import PROJECT_ROOT, Settings
 from backend.db import create_db_engine
 
@@ -157,7 +157,10 @@ def client_app(url: str):
 async def served(settings, engine) -> AsyncIterator[str]:
     port = free_port()
     app = create_app(settings, engine=engine)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
+    )
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     await eventually(lambda: server.started or task.done(), timeout_s=30, what="uvicorn started")
     if task.done():
