@@ -77,20 +77,16 @@ def bench_prompts(
         if bot_toml.parent.name in retrieval:
             text = _set_key(text, "knowledge", "max_prefix_tokens", "0")
         bot_toml.write_text(text, encoding="utf-8")
-    judges = []
     for name in ("handoff.toml", "offer_accepted.toml"):
         shared = target / SHARED_FOLDER / name
         if not shared.is_file():  # a prompts folder without it gets the shipped one: copy that in
             shared.parent.mkdir(exist_ok=True)
             shutil.copy2(SHIPPED / name, shared)
-        judges += [shared, *target.glob(f"*/judges/{name}")]
-    for handoff_judge in judges:
-        text = re.sub(
-            r"(?m)^threshold\s*=.*$",
-            f"threshold = {BENCH_HANDOFF_THRESHOLD}",
-            handoff_judge.read_text("utf-8"),
-        )
-        handoff_judge.write_text(text, encoding="utf-8")
+        for judge in [shared, *target.glob(f"*/judges/{name}")]:
+            text = re.sub(
+                r"(?m)^threshold\s*=.*$", f"threshold = {BENCH_HANDOFF_THRESHOLD}", judge.read_text("utf-8")
+            )
+            judge.write_text(text, encoding="utf-8")
     return target
 
 
