@@ -5,7 +5,6 @@ This is the one place that knows every part: routes ask for the parts they use b
 """
 
 import asyncio
-import contextlib
 import logging
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -52,6 +51,8 @@ from backend.unit_of_work import UnitOfWork, unit_of_work
 from backend.webhooks.worker import WebhookWorker
 
 logger = logging.getLogger(__name__)
+
+BACKGROUND_STOP_S = 10.0  # how long closing waits for the background tasks to stop
 
 
 @dataclass
@@ -121,9 +122,14 @@ class Services:
     async def close(self) -> None:
         for task in self.background:
             task.cancel()
-        for task in self.background:
-            with contextlib.suppress(BaseException):
-                await task
+        if self.background:
+            # A task caught in a client library that swallows the cancellation (a Redis pub/sub
+            # being closed, a database call) must not hold the shutdown forever.
+            _, stuck = await asyncio.wait(self.background, timeout=BACKGROUND_STOP_S)
+            for task in stuck:
+                logger.warning(
+                    "background task %s did not stop within %s s", task.get_name(), BACKGROUND_STOP_S
+                )
         await self.turns.drain()
         self.supervisor.shutdown()
         await self.webhooks.close()
@@ -189,6 +195,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         new_work=new_work,
         source_picker=SourcePicker(assembler.format) if settings.model_judges else None,
         second_tries=settings.model_judges and settings.second_try,
+        quotes=settings.model_judges,
         gates_before_reply=settings.gates_before_reply,
     )
 

@@ -42,6 +42,7 @@ from backend.conversations.models import (
     MessageRole,
     MessageStatus,
 )
+from backend.conversations.quotes import Quote, answering_line
 from backend.conversations.reply_checks import FinishedReply, ReplyCheck, Review, review_reply
 from backend.conversations.second_try import Contradiction, contradicted, retry_note_ids
 from backend.conversations.session_store import Session
@@ -56,13 +57,14 @@ from backend.knowledge.citations import Source, cited
 from backend.metrics.recorder import Metrics
 from backend.metrics.store import Reply
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.openings import Opening
+from backend.prompting.openings import Opening, Start
 from backend.prompting.registry import BotRegistry, LiveBot, VersionKnowledge
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)
 
 FAILED_DETAIL = "the reply could not be generated; your message is saved, please send it again"
+MAX_HELD_TOKENS = 24  # a reply's first tokens held while its opening is unsettled, at most
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class Generated:
     outcome: GenerationResult | HandOver
     held_s: float  # how long its first token was held back: for the gates, and its opening's check
     note_ids: list[int] = dataclasses.field(default_factory=list)  # a second try's note, before the reply
-    second_try: str | None = None  # why the first reply was dropped unseen
+    second_try: str | None = None  # why the first reply was dropped unseen (a second try or a quote)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class ChatTurns:
         new_work: Callable[[], AbstractAsyncContextManager[UnitOfWork]],
         source_picker: SourcePicker | None = None,
         second_tries: bool = True,
+        quotes: bool = True,
         gates_before_reply: bool = False,
     ):
         self.limits = limits
@@ -142,6 +145,7 @@ class ChatTurns:
         self.metrics = metrics
         self.source_picker = source_picker  # names the article a reply used when it cites none
         self.second_tries = second_tries  # check a reply's yes or no opening (bots with an opening judge)
+        self.quotes = quotes  # quote a policy line for "I don't know" (bots with a line_answers judge)
         # Wait for the gates before the reply's request starts, instead of running them beside
         # its prefill: no two of the turn's requests share an engine step, so the same
         # conversation gets the same reply every time (the eval's own app).
@@ -365,7 +369,9 @@ class ChatTurns:
         their verdict (the engine goes on meanwhile). A bot with an opening judge also holds
         the reply's first words until they show whether it commits to a yes or a no, and if
         it does, until the judge agrees (`second_try.py`); if the judge does not, this reply is
-        dropped unseen and written again, or the conversation is handed over.
+        dropped unseen and written again, or the conversation is handed over. A bot with a
+        line_answers judge holds them while they may yet say it does not know, and if they
+        do and a policy line answers after all, the line is quoted instead (`quotes.py`).
         """
         said = StreamAccumulator(len(reply.prompt))
         gated_s = 0.0  # how long the gates kept the reply's request from starting
@@ -380,10 +386,13 @@ class ChatTurns:
         )
         second_try = message.bot.definition.second_try if self.second_tries else None
         action = second_try.action if second_try else None
+        quoting = message.bot.definition.quoting if self.quotes else None
+        watching = second_try is not None or quoting is not None  # the opening is unsettled
         started = time.perf_counter()
         first_at: float | None = None  # when the engine's first token came
         held: list[TokenDelta] = []  # the reply's first words, while its opening is unsettled
         contradiction: Contradiction | None = None
+        quote: Quote | None = None
         items = engine.stream(
             reply.prompt,
             max_tokens=reply.max_tokens,
@@ -399,19 +408,27 @@ class ChatTurns:
                         verdict, gates = await gates, None
                         if verdict is not None:
                             return Generated(verdict, time.perf_counter() - first_at)
-                    if second_try is not None:
+                    if watching:
                         ended = isinstance(item, GenerationResult)
                         if isinstance(item, TokenDelta):
                             held.append(item)
-                        said_so_far = "".join(delta.text for delta in held)
-                        opening, word = second_try.openings.of(said_so_far + (" " if ended else ""))
-                        if opening == Opening.UNDECIDED and not ended:
+                        said_so_far = "".join(delta.text for delta in held) + (" " if ended else "")
+                        opening, word = Opening.NEITHER, ""
+                        if second_try is not None:
+                            opening, word = second_try.openings.of(said_so_far)
+                        unknown = quoting.opening_of(said_so_far) if quoting else Start.NO
+                        undecided = opening == Opening.UNDECIDED or unknown is Start.UNDECIDED
+                        held_tokens = sum(len(delta.token_ids) for delta in held)
+                        # Only blank text is undecided for long: an opening is a few words.
+                        if undecided and not ended and held_tokens < MAX_HELD_TOKENS and not stop.is_set():
                             continue
                         if opening in (Opening.YES, Opening.NO):
                             contradiction = await contradicted(engine, message, opening, word)
                             if contradiction is not None:
                                 break
-                        second_try, first = None, held
+                        if unknown is Start.YES and (quote := await answering_line(engine, message)):
+                            break
+                        watching, first = False, held
                     else:
                         first = [item] if isinstance(item, TokenDelta) else []
                     held_s = time.perf_counter() - first_at + gated_s
@@ -426,9 +443,12 @@ class ChatTurns:
         finally:
             if gates is not None:
                 gates.cancel()
-        if contradiction is None or first_at is None:
+        if first_at is None or (contradiction is None and quote is None):
             raise RuntimeError("the engine stream ended without a result")
         held_s = time.perf_counter() - first_at + gated_s
+        if quote is not None:
+            return self._quoted(message, quote, said, stream)
+        assert contradiction is not None
         logger.info("reply %s dropped unseen: %s", reply.message_id, contradiction.reason)
         note_ids = retry_note_ids(self.assembler, message, contradiction)
         room = self._room_after([*message.context_ids, *note_ids])
@@ -467,6 +487,24 @@ class ChatTurns:
                 result, ttft_s=retried_at + result.ttft_s, total_s=retried_at + result.total_s
             )
         return Generated(result, 0.0, note_ids, contradiction.reason)
+
+    def _quoted(
+        self,
+        message: AcceptedMessage,
+        quote: Quote,
+        said: StreamAccumulator,
+        stream: TurnStream,
+    ) -> Generated:
+        """The reply that quotes a policy line, in place of the first one, which nobody saw. Its
+        first token is the whole quote, timed from the turn's start (gates included), so none of
+        it counts as held; the model wrote none of it, so it has no prompt of its own."""
+        assert message.bot.definition.quoting is not None
+        text = message.bot.definition.quoting.quote(quote.line)
+        said.prompt_tokens = 0
+        said.add(text, self.assembler.format.encode_text(text))
+        stream.put(Token(text))
+        logger.info("reply to message %s: %s", message.user.id, quote.reason)
+        return Generated(said.result(), 0.0, second_try=quote.reason)
 
     @staticmethod
     async def _pass_on(

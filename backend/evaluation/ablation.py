@@ -30,8 +30,14 @@ def _without_lines(settings: Settings, scratch: Path) -> Settings:
     return settings.model_copy(update={"relevant_lines": 0})
 
 
-def _without_judges(settings: Settings, scratch: Path) -> Settings:
-    return settings.model_copy(update={"model_judges": False})
+def _without_handoff_judges(settings: Settings, scratch: Path) -> Settings:
+    prompts = prompts_with_judge(settings.prompts_dir, scratch, "handoff", on=False)  # offer_accepted too
+    return settings.model_copy(update={"prompts_dir": prompts})
+
+
+def _without_quotes(settings: Settings, scratch: Path) -> Settings:
+    prompts = prompts_with_judge(settings.prompts_dir, scratch, "line_answers", on=False)
+    return settings.model_copy(update={"prompts_dir": prompts})
 
 
 def _with_second_try(settings: Settings, scratch: Path) -> Settings:
@@ -40,14 +46,16 @@ def _with_second_try(settings: Settings, scratch: Path) -> Settings:
 
 
 def _without_any(settings: Settings, scratch: Path) -> Settings:
-    return _without_judges(_without_lines(_without_examples(settings, scratch), scratch), scratch)
+    without = _without_lines(_without_examples(settings, scratch), scratch)
+    return without.model_copy(update={"model_judges": False})
 
 
 VARIANTS = (
     Variant("as shipped", _shipped),
     Variant("without worked examples", _without_examples),
     Variant("without the matching policy lines", _without_lines),
-    Variant("without the handoff judge", _without_judges),
+    Variant("without the handoff judges", _without_handoff_judges),
+    Variant("without the quoted policy line", _without_quotes),
     Variant("without any of them", _without_any),
     # Off by default on the default model (docs/quality.md): measured switched on.
     Variant("with the second try when the opening is doubted", _with_second_try),
@@ -64,18 +72,20 @@ def prompts_without_examples(prompts_dir: Path, scratch: Path) -> Path:
     return copy
 
 
-def prompts_with_judge(prompts_dir: Path, scratch: Path, judge: str) -> Path:
-    """A copy of prompts/ in `scratch` where every bot asks `judge` (its `[judges]` says so)."""
-    copy = scratch / f"prompts-with-{judge}"
+def prompts_with_judge(prompts_dir: Path, scratch: Path, judge: str, *, on: bool = True) -> Path:
+    """A copy of prompts/ in `scratch` where every bot asks `judge`, or with `on=False` does not
+    (its `[judges]` says so)."""
+    copy = scratch / f"prompts-{'with' if on else 'without'}-{judge}"
+    switch = "true" if on else "false"
     if not copy.exists():
         shutil.copytree(prompts_dir, copy)
         for bot_toml in copy.glob("*/bot.toml"):
             text = bot_toml.read_text(encoding="utf-8")
             text = re.sub(rf"(?m)^{judge}\s*=.*\n", "", text)
             if re.search(r"(?m)^\[judges\]", text):
-                text = re.sub(r"(?m)^\[judges\]\n", f"[judges]\n{judge} = true\n", text, count=1)
+                text = re.sub(r"(?m)^\[judges\]\n", f"[judges]\n{judge} = {switch}\n", text, count=1)
             else:
-                text += f"\n[judges]\n{judge} = true\n"
+                text += f"\n[judges]\n{judge} = {switch}\n"
             bot_toml.write_text(text, encoding="utf-8")
     return copy
 

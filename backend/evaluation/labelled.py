@@ -1,7 +1,9 @@
-"""The judges against labelled sets: precision and recall of "asks for a person" and "did not answer".
+"""The judges against labelled sets: precision and recall of "asks for a person", "did not
+answer" and "this policy line answers the question".
 
 The sets are TOML files of labelled items (tests/quality/): customer messages, each with
-whether it asks for a person; bot replies, each with whether it answered. Each language is
+whether it asks for a person; bot replies, each with whether it answered; questions beside
+one policy line each, with whether the line answers. Each language is
 judged with the judge prompts a bot of that language gets (prompts/_judges by default).
 """
 
@@ -19,6 +21,7 @@ from backend.prompting.yes_no import YesNoJudge
 SETS = {
     "handoff": ("handoff_requests.toml", "message", ("previous_reply", "text"), "asks_for_human", True),
     "unanswered": ("unanswered_replies.toml", "reply", ("question", "reply"), "answered", False),
+    "line_answers": ("line_answers.toml", "pair", ("question", "line"), "answers", True),
 }
 
 

@@ -14,6 +14,7 @@ from backend.knowledge.articles import Knowledge, KnowledgeError, load_knowledge
 from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
 from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
 from backend.prompting.openings import OpeningsError, SecondTry, load_second_try
+from backend.prompting.quoting import Quoting, QuotingError, load_quoting
 from backend.prompting.reference import PolicyLines
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -71,6 +72,9 @@ class Bot:
     # What it does when a reply opens with a yes or no the policy does not give (None: its
     # opening judge is off).
     second_try: SecondTry | None = None
+    # How it quotes a policy line that answers when a reply starts by saying it does not know
+    # (None: its line_answers judge is off).
+    quoting: Quoting | None = None
 
     def fixed_texts(self) -> tuple[str, ...]:
         """Everything the fixed prefix says, in its order, as text."""
@@ -157,8 +161,11 @@ def load_bot(folder: Path) -> Bot:
                 if "opening" in judges
                 else None
             ),
+            quoting=(
+                load_quoting(judges["line_answers"].source, language) if "line_answers" in judges else None
+            ),
         )
-    except (OfficeHoursError, KnowledgeError, OpeningsError) as error:
+    except (OfficeHoursError, KnowledgeError, OpeningsError, QuotingError) as error:
         raise BotDefinitionError(str(error)) from error
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error

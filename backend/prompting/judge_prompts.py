@@ -17,7 +17,7 @@ from backend.config import PROJECT_ROOT
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
 # The questions the app asks; see backend/conversations.
-JUDGES = ("handoff", "offer_accepted", "unanswered", "supported", "opening")
+JUDGES = ("handoff", "offer_accepted", "unanswered", "supported", "opening", "line_answers")
 IN_CONTEXT = {"supported", "opening"}  # asked at the end of the conversation itself: no examples
 ANSWERS = {"yes": True, "no": False}
 
@@ -53,31 +53,36 @@ LABELS = {
         "text": "Customer's message",
         "question": "Customer's question",
         "reply": "Assistant's reply",
+        "line": "Policy line",
     },
     "zh": {
         "previous_reply": "客服上一条消息",
         "text": "顾客消息",
         "question": "顾客问题",
         "reply": "客服回复",
+        "line": "政策条文",
     },
 }
 ITEM_FIELDS = {
     "handoff": ("previous_reply", "text"),
     "offer_accepted": ("previous_reply", "text"),
     "unanswered": ("question", "reply"),
+    "line_answers": ("question", "line"),
 }
 
 
-# Which judges a bot asks unless its bot.toml `[judges]` says otherwise. Only the handoff
-# judges by default (`offer_accepted` is the handoff judge's help with answers to the bot's
-# offer of a person): on the default (0.5B) model the others were no better than chance on
-# the labelled sets and the eval (docs/quality.md); turn them on with a model that passes them.
+# Which judges a bot asks unless its bot.toml `[judges]` says otherwise. The handoff judges
+# (`offer_accepted` is the handoff judge's help with answers to the bot's offer of a person)
+# and `line_answers` (a policy line quoted instead of "I don't know") by default: on the
+# default (0.5B) model the others were no better than chance on the labelled sets and the
+# eval (docs/quality.md); turn them on with a model that passes them.
 DEFAULT_SWITCHES = {
     "handoff": True,
     "offer_accepted": True,
     "unanswered": False,
     "supported": False,
     "opening": False,
+    "line_answers": True,
 }
 
 

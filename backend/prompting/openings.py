@@ -28,28 +28,45 @@ class Openings:
     no: tuple[str, ...]
 
     def of(self, text: str) -> tuple[Opening, str]:
-        """How a reply that starts with `text` opens, and the opening word it starts with ("" if none).
-
-        A word that ends in a Latin letter must be followed by something else ("No," but not
-        "Normally"); one in a script without spaces between words (可以) needs nothing after it.
-        """
-        start = text.lstrip()
-        folded = start.casefold()
+        """How a reply that starts with `text` opens, and the opening word it starts with ("" if none)."""
         undecided = False
         for opening, words in ((Opening.YES, self.yes), (Opening.NO, self.no)):
-            for word in words:
-                key = word.casefold()
-                if folded.startswith(key):
-                    rest = start[len(word) :]
-                    if not _latin_letter(word[-1]):
-                        return opening, word
-                    if not rest:
-                        undecided = True
-                    elif not rest[0].isalnum():
-                        return opening, start[: len(word)]
-                elif key.startswith(folded):
-                    undecided = True
+            started, word = starts_with(text, words)
+            if started is Start.YES:
+                return opening, word
+            undecided = undecided or started is Start.UNDECIDED
         return (Opening.UNDECIDED, "") if undecided else (Opening.NEITHER, "")
+
+
+class Start(enum.Enum):
+    YES = "yes"  # the text starts with one of the words
+    NO = "no"  # it cannot: it has gone another way
+    UNDECIDED = "undecided"  # it may yet: more text will tell
+
+
+def starts_with(text: str, words: tuple[str, ...]) -> tuple[Start, str]:
+    """Whether `text` (the start of a reply) starts with one of `words`, and which, as written.
+
+    A word that ends in a Latin letter must be followed by something else ("No," but not
+    "Normally"); one in a script without spaces between words (可以) needs nothing after it.
+    Case does not count.
+    """
+    start = text.lstrip()
+    folded = start.casefold()
+    undecided = False
+    for word in words:
+        key = word.casefold()
+        if folded.startswith(key):
+            rest = start[len(word) :]
+            if not _latin_letter(word[-1]):
+                return Start.YES, start[: len(word)]
+            if not rest:
+                undecided = True
+            elif not rest[0].isalnum():
+                return Start.YES, start[: len(word)]
+        elif key.startswith(folded):
+            undecided = True
+    return (Start.UNDECIDED, "") if undecided else (Start.NO, "")
 
 
 @dataclass(frozen=True)

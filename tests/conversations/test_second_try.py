@@ -64,7 +64,9 @@ def test_the_shipped_openings_load_for_each_language_and_bad_ones_are_named(tmp_
 
 def _opening_judge_on(prompts: Path, bot: str = "shop-en", extra: str = "") -> Path:
     bot_toml = prompts / bot / "bot.toml"
-    text = bot_toml.read_text(encoding="utf-8").replace("[judges]\n", "[judges]\nopening = true\n", 1)
+    # The quoted policy line off: the reply the test makes open with a "yes" may say it does not know.
+    judges = "[judges]\nopening = true\nline_answers = false\n"
+    text = bot_toml.read_text(encoding="utf-8").replace("[judges]\n", judges, 1)
     bot_toml.write_text(text + extra, encoding="utf-8")
     return bot_toml
 

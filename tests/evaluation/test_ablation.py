@@ -11,18 +11,24 @@ def test_each_variant_switches_off_its_technique(tmp_path: Path):
     shipped = Settings(prompts_dir=PROJECT_ROOT / "prompts", relevant_lines=1, model_judges=True)
     variants = {variant.name: variant.change(shipped, tmp_path) for variant in VARIANTS}
 
-    def techniques(settings: Settings) -> tuple[bool, bool, bool]:
-        examples = any(settings.prompts_dir.glob("*/examples.toml"))
-        return examples, settings.relevant_lines > 0, settings.model_judges
+    def techniques(settings: Settings) -> tuple[bool, bool, bool, bool]:
+        """Worked examples, the matching lines, the handoff judges, the quoted line: on for every bot."""
+        bots = load_bots(settings.prompts_dir).values()
+        examples = all(bot.examples for bot in bots)
+        handoff = settings.model_judges and all("handoff" in bot.judges for bot in bots)
+        quotes = settings.model_judges and all(bot.quoting is not None for bot in bots)
+        assert examples or not any(bot.examples for bot in bots)
+        return examples, settings.relevant_lines > 0, handoff, quotes
 
-    assert techniques(variants["as shipped"]) == (True, True, True)
-    assert techniques(variants["without worked examples"]) == (False, True, True)
-    assert techniques(variants["without the matching policy lines"]) == (True, False, True)
-    assert techniques(variants["without the handoff judge"]) == (True, True, False)
-    assert techniques(variants["without any of them"]) == (False, False, False)
+    assert techniques(variants["as shipped"]) == (True, True, True, True)
+    assert techniques(variants["without worked examples"]) == (False, True, True, True)
+    assert techniques(variants["without the matching policy lines"]) == (True, False, True, True)
+    assert techniques(variants["without the handoff judges"]) == (True, True, False, True)
+    assert techniques(variants["without the quoted policy line"]) == (True, True, True, False)
+    assert techniques(variants["without any of them"]) == (False, False, False, False)
     # The second try is off as shipped; its variant turns it on for every bot and changes nothing else.
     second_try = variants["with the second try when the opening is doubted"]
-    assert techniques(second_try) == (True, True, True)
+    assert techniques(second_try) == (True, True, True, True)
     assert all(bot.second_try is None for bot in load_bots(shipped.prompts_dir).values())
     assert all(bot.second_try is not None for bot in load_bots(second_try.prompts_dir).values())
     # The shipped prompts are copied, never changed.

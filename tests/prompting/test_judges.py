@@ -110,7 +110,8 @@ def test_a_judge_file_that_does_not_parse_names_the_file_and_line(tmp_path):
 
 def test_the_offer_accepted_judge_is_on_only_beside_the_handoff_judge():
     assert judge_switches({})["offer_accepted"] and judge_switches({})["handoff"]
-    assert judge_switches({"handoff": False}) == dict.fromkeys(JUDGES, False)
+    handoff_off = judge_switches({"handoff": False})
+    assert handoff_off == dict.fromkeys(JUDGES, False) | {"line_answers": True}
     assert not judge_switches({"handoff": False, "offer_accepted": True})["offer_accepted"]
     assert not judge_switches({"offer_accepted": False})["offer_accepted"]
 

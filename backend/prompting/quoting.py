@@ -1,0 +1,46 @@
+"""What a bot does when a reply starts by saying it does not know: the opening words that
+say so, and how it quotes a policy line that answers after all (`conversations/quotes.py`).
+
+Both are read from the `line_answers` judge's file (`prompts/_judges/line_answers.toml`, or
+the bot's own `judges/line_answers.toml`), per language, beside the judge's instruction.
+"""
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from backend.prompting.openings import Start, starts_with
+
+
+@dataclass(frozen=True)
+class Quoting:
+    unknown_openings: tuple[str, ...]  # a reply's first words that say the bot does not know
+    frame: str  # the reply that quotes a line, with "{line}"
+
+    def opening_of(self, text: str) -> Start:
+        """Whether a reply that starts with `text` says it does not know (or may yet)."""
+        return starts_with(text, self.unknown_openings)[0]
+
+    def quote(self, line: str) -> str:
+        return self.frame.replace("{line}", line)
+
+
+class QuotingError(ValueError):
+    """A line_answers judge file without what quoting needs; names the file."""
+
+
+def load_quoting(judge_file: Path, language: str) -> Quoting:
+    try:
+        document = tomllib.loads(judge_file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise QuotingError(f"{judge_file}: {error}") from error
+    table = document.get(language) or document.get("en") or {}
+    openings, frame = table.get("unknown_openings"), table.get("quote")
+    words = openings if isinstance(openings, list) else []
+    words_ok = bool(words) and all(isinstance(w, str) and w.strip() for w in words)
+    if not words_ok or not isinstance(frame, str) or "{line}" not in frame:
+        raise QuotingError(
+            f"{judge_file}: [{language}] needs unknown_openings (a list of a reply's first words) "
+            "and a quote that names {line}"
+        )
+    return Quoting(tuple(words), frame.strip())

@@ -1,0 +1,144 @@
+"""A policy line quoted instead of "I don't know".
+
+Which first words say the bot does not know is plain logic; the path (the first reply held,
+the lines judged, the quote shown instead, stored and cached for the next turn, or the
+first reply let through when no line answers) runs on the real engine with the default
+model (the tiny one writes only newlines): the test makes the reply's own first word a
+"don't know" opening, and the judge's threshold decides its answer.
+"""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from backend.config import PROJECT_ROOT
+from backend.conversations.turn_events import Token
+from backend.prompting.bots import BotDefinitionError, load_bot
+from backend.prompting.openings import Start
+from backend.prompting.quoting import Quoting, QuotingError, load_quoting
+from tests.helpers import done_of, open_conversation, stored, take_turn
+
+MODEL = {"model", "kv_cache_gib", "max_model_len", "max_num_batched_tokens", "max_reply_tokens"}
+SHIPPED = PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml"
+QUOTING = Quoting(
+    ("I'm sorry, our policy doesn't say", "I don't know", "抱歉，服务政策里没有"), "Policy: {line}"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm sorry, our policy doesn't say, so I don't know.", Start.YES),
+        ("i don't know.", Start.YES),
+        ("I don't know", Start.UNDECIDED),  # or "I don't knowledge...": the next token tells
+        ("抱歉，服务政策里没有这方面的信息", Start.YES),
+        ("", Start.UNDECIDED),
+        ("I'm sorry", Start.UNDECIDED),
+        ("I don", Start.UNDECIDED),
+        ("抱歉，服务", Start.UNDECIDED),
+        ("I'm sorry, but we do not ship to Canada.", Start.NO),
+        ("I'd be glad to help", Start.NO),
+        ("抱歉，不能退货", Start.NO),
+        ("The warranty is 3 years.", Start.NO),
+    ],
+)
+def test_a_replys_first_words_say_it_does_not_know_or_not(text, expected):
+    assert QUOTING.opening_of(text) == expected
+
+
+def test_the_shipped_quoting_loads_for_each_language_and_bad_files_are_named(tmp_path):
+    for language in ("en", "zh", "sv"):  # a language without a table gets the English one
+        quoting = load_quoting(SHIPPED, language)
+        assert quoting.unknown_openings and "LINE" in quoting.quote("LINE")
+    bad = tmp_path / "line_answers.toml"
+    bad.write_text('[en]\ninstruction = "x"\nunknown_openings = ["I don\'t know"]\nquote = "no line"\n')
+    with pytest.raises(QuotingError, match=r"line_answers.toml.*\{line\}"):
+        load_quoting(bad, "en")
+    bad.write_text('[en]\ninstruction = "x"\nunknown_openings = []\nquote = "{line}"\n')
+    with pytest.raises(QuotingError, match="unknown_openings"):
+        load_quoting(bad, "en")
+
+
+def test_the_shipped_bots_quote_unless_their_judge_is_off(prompts_copy):
+    assert load_bot(prompts_copy / "shop-en").quoting is not None
+    bot_toml = prompts_copy / "shop-en" / "bot.toml"
+    text = bot_toml.read_text(encoding="utf-8").replace("[judges]\n", "[judges]\nline_answers = false\n", 1)
+    bot_toml.write_text(text, encoding="utf-8")
+    assert load_bot(prompts_copy / "shop-en").quoting is None
+    (prompts_copy / "appliance-zh" / "judges").mkdir()
+    (prompts_copy / "appliance-zh" / "judges" / "line_answers.toml").write_text(
+        '[zh]\ninstruction = "x"\nunknown_openings = ["不知道"]\nquote = "x"\n'
+        '[[zh.example]]\nquestion = "q"\nline = "l"\nanswer = "yes"\n'
+        '[[zh.example]]\nquestion = "q"\nline = "m"\nanswer = "no"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(BotDefinitionError, match=r"\{line\}"):
+        load_bot(prompts_copy / "appliance-zh")
+
+
+def _judge_always(prompts: Path, answer: str, opening: str) -> None:
+    """The line_answers judge answers `answer` for every line, and `opening` says "I don't know"."""
+    threshold = "0.000001" if answer == "yes" else "0.999999"
+    text = SHIPPED.read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^threshold = .*$", f"threshold = {threshold}", text)
+    quoted = '"' + opening.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    text = re.sub(r"unknown_openings = \[.*?\]", f"unknown_openings = [{quoted}]", text, flags=re.S)
+    (prompts / "_judges" / "line_answers.toml").write_text(text, encoding="utf-8")
+
+
+QUESTION = "How long is the warranty on a backpack?"
+
+
+@pytest.mark.default_model
+async def test_a_reply_that_says_it_does_not_know_is_replaced_by_the_policy_line_that_answers(
+    make_services, default_engine, default_settings, prompts_copy
+):
+    for other in ("appliance-zh", "tallybook-en"):  # only shop-en is asked: warm nothing else
+        shutil.rmtree(prompts_copy / other)
+
+    async def services_with(**settings):
+        return await make_services(
+            engine=default_engine,
+            prompts_dir=prompts_copy,
+            **default_settings.model_dump(include=MODEL),
+            **settings,
+        )
+
+    async def ask(services):
+        cid = (await open_conversation(services)).conversation.id
+        return cid, await take_turn(services, cid, QUESTION)
+
+    # As the model writes it, with no judges: its first word is made the "don't know" opening.
+    _, events = await ask(await services_with(model_judges=False))
+    plain = done_of(events)
+    word = plain.text.split()[0]
+
+    # No line answers: the reply is shown as written, once the lines are judged.
+    _judge_always(prompts_copy, "no", word)
+    _, events = await ask(await services_with(model_judges=True))
+    kept = done_of(events)
+    assert kept.second_try is None and kept.text == plain.text
+    assert kept.held_ms is not None and kept.held_ms > 0
+
+    # A line answers: the first reply is dropped unseen and the line quoted instead.
+    _judge_always(prompts_copy, "yes", word)
+    services = await services_with(model_judges=True)
+    cid, events = await ask(services)
+    quoted = done_of(events)
+    definition = services.bots["shop-en"].definition
+    assert definition.quoting is not None
+    assert quoted.text in {
+        definition.quoting.quote(line) for line in definition.reference.matching(QUESTION, 3)
+    }
+    assert quoted.second_try is not None and "quoted the policy line" in quoted.second_try
+    assert "".join(e.text for e in events if isinstance(e, Token)) == quoted.text  # only the quote shown
+    assert quoted.ttft_ms is not None and quoted.ttft_ms > 0
+    _, messages = await stored(services, cid)
+    assert messages[-1].text == quoted.text
+    # The next turn starts with exactly what the model saw before the quote: served from the
+    # cache up to the dropped reply's prompt (as long as the one of the same first turn above).
+    following = done_of(await take_turn(services, cid, "And for a tent?"))
+    assert kept.prompt_tokens is not None and following.cached_tokens is not None
+    assert following.cached_tokens >= kept.prompt_tokens // 32 * 32 - 32
