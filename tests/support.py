@@ -130,7 +130,9 @@ async def running_app(settings: Settings, engine) -> AsyncIterator[httpx.AsyncCl
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=120) as client:
             try:
-                await eventually(lambda: is_ready(client), timeout_s=60)
+                # Ready once every bot's prefixes are warm: its own and its judges' (three of
+                # about 1,000 tokens each on the default model, minutes on two AVX2 cores).
+                await eventually(lambda: is_ready(client), timeout_s=600)
             except AssertionError:
                 raise AssertionError(
                     f"app never became ready: {app.state.services.supervisor.error}"

@@ -21,7 +21,7 @@ from backend.prompting.judge_prompts import format_item
 
 logger = logging.getLogger(__name__)
 
-CANDIDATES = 3  # the best-matching lines judged (the right one is often the third: docs/quality.md)
+CANDIDATES = 3  # lines judged: the one that answers is often not the first (docs/quality.md)
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,8 @@ async def test_every_figure_follows_the_chosen_window(policy_watch, admin_url, s
     for name in ("earlier-a", "earlier-b"):
         await store.touch_conversation(name)
     await store.record_reply(Reply("appliance-zh", True, 100, 800, 700, 640, 20, 700))
-    await store.record_engine({"engine:pq": 1000, "engine:ph": 250, "engine:samples": 1})
+    # Prompt tokens enough to move the hit rate whatever the session's engine served meanwhile.
+    await store.record_engine({"engine:pq": 10_000_000, "engine:ph": 0, "engine:samples": 1})
     async with httpx.AsyncClient(base_url=admin_url, timeout=60) as customer:
         conversation = await start(customer)
         done_event(await send(customer, conversation, "Is return shipping free?"))
