@@ -82,6 +82,12 @@ async def take_turn(services: Services, conversation_id: str, text: str) -> list
     return [event async for event in turn.events()]
 
 
+async def first_turn(services: Services, text: str) -> tuple[str, list[TurnEvent]]:
+    """A new conversation's id and the events of its first turn."""
+    conversation_id = (await open_conversation(services)).conversation.id
+    return conversation_id, await take_turn(services, conversation_id, text)
+
+
 def done_of(events: list[TurnEvent]) -> Done:
     assert isinstance(events[0], Accepted) and isinstance(events[-1], Done), events
     return events[-1]

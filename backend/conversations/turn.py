@@ -445,10 +445,10 @@ class ChatTurns:
                 gates.cancel()
         if first_at is None or (contradiction is None and quote is None):
             raise RuntimeError("the engine stream ended without a result")
-        held_s = time.perf_counter() - first_at + gated_s
         if quote is not None:
             return self._quoted(message, quote, said, stream)
         assert contradiction is not None
+        held_s = time.perf_counter() - first_at + gated_s
         logger.info("reply %s dropped unseen: %s", reply.message_id, contradiction.reason)
         note_ids = retry_note_ids(self.assembler, message, contradiction)
         room = self._room_after([*message.context_ids, *note_ids])

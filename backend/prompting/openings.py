@@ -95,7 +95,7 @@ def load_second_try(judge_file: Path, language: str, config: dict[str, Any]) -> 
         raise OpeningsError(f"{judge_file}: {error}") from error
     table = document.get(language) or document.get("en") or {}
     yes, no, note = table.get("yes_openings"), table.get("no_openings"), table.get("retry_note")
-    if not (_words(yes) and _words(no)) or not isinstance(note, str) or "{opening}" not in note:
+    if not (is_word_list(yes) and is_word_list(no)) or not isinstance(note, str) or "{opening}" not in note:
         raise OpeningsError(
             f"{judge_file}: [{language}] needs yes_openings and no_openings (lists of words) and a "
             "retry_note that names {opening}"
@@ -103,7 +103,8 @@ def load_second_try(judge_file: Path, language: str, config: dict[str, Any]) -> 
     return SecondTry(Openings(tuple(yes or ()), tuple(no or ())), note.strip(), action)
 
 
-def _words(value: Any) -> bool:
+def is_word_list(value: Any) -> bool:
+    """A non-empty list of non-blank strings: the opening words a judge file lists."""
     return isinstance(value, list) and bool(value) and all(isinstance(w, str) and w.strip() for w in value)
 
 

@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.prompting.openings import Start, starts_with
+from backend.prompting.openings import Start, is_word_list, starts_with
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,9 @@ def load_quoting(judge_file: Path, language: str) -> Quoting:
         raise QuotingError(f"{judge_file}: {error}") from error
     table = document.get(language) or document.get("en") or {}
     openings, frame = table.get("unknown_openings"), table.get("quote")
-    words = openings if isinstance(openings, list) else []
-    words_ok = bool(words) and all(isinstance(w, str) and w.strip() for w in words)
-    if not words_ok or not isinstance(frame, str) or "{line}" not in frame:
+    if not is_word_list(openings) or not isinstance(frame, str) or "{line}" not in frame:
         raise QuotingError(
             f"{judge_file}: [{language}] needs unknown_openings (a list of a reply's first words) "
             "and a quote that names {line}"
         )
-    return Quoting(tuple(words), frame.strip())
+    return Quoting(tuple(openings or ()), frame.strip())

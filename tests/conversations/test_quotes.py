@@ -8,7 +8,6 @@ model (the tiny one writes only newlines): the test makes the reply's own first 
 """
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,8 @@ from backend.conversations.turn_events import Token
 from backend.prompting.bots import BotDefinitionError, load_bot
 from backend.prompting.openings import Start
 from backend.prompting.quoting import Quoting, QuotingError, load_quoting
-from tests.helpers import done_of, open_conversation, stored, take_turn
+from tests.helpers import done_of, first_turn, stored, take_turn
 
-MODEL = {"model", "kv_cache_gib", "max_model_len", "max_num_batched_tokens", "max_reply_tokens"}
 SHIPPED = PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml"
 QUOTING = Quoting(
     ("I'm sorry, our policy doesn't say", "I don't know", "抱歉，服务政策里没有"), "Policy: {line}"
@@ -93,39 +91,25 @@ QUESTION = "How long is the warranty on a backpack?"
 
 @pytest.mark.default_model
 async def test_a_reply_that_says_it_does_not_know_is_replaced_by_the_policy_line_that_answers(
-    make_services, default_engine, default_settings, prompts_copy
+    shop_en_services, prompts_copy
 ):
-    for other in ("appliance-zh", "tallybook-en"):  # only shop-en is asked: warm nothing else
-        shutil.rmtree(prompts_copy / other)
-
-    async def services_with(**settings):
-        return await make_services(
-            engine=default_engine,
-            prompts_dir=prompts_copy,
-            **default_settings.model_dump(include=MODEL),
-            **settings,
-        )
-
-    async def ask(services):
-        cid = (await open_conversation(services)).conversation.id
-        return cid, await take_turn(services, cid, QUESTION)
 
     # As the model writes it, with no judges: its first word is made the "don't know" opening.
-    _, events = await ask(await services_with(model_judges=False))
+    _, events = await first_turn(await shop_en_services(model_judges=False), QUESTION)
     plain = done_of(events)
     word = plain.text.split()[0]
 
     # No line answers: the reply is shown as written, once the lines are judged.
     _judge_always(prompts_copy, "no", word)
-    _, events = await ask(await services_with(model_judges=True))
+    _, events = await first_turn(await shop_en_services(model_judges=True), QUESTION)
     kept = done_of(events)
     assert kept.second_try is None and kept.text == plain.text
     assert kept.held_ms is not None and kept.held_ms > 0
 
     # A line answers: the first reply is dropped unseen and the line quoted instead.
     _judge_always(prompts_copy, "yes", word)
-    services = await services_with(model_judges=True)
-    cid, events = await ask(services)
+    services = await shop_en_services(model_judges=True)
+    cid, events = await first_turn(services, QUESTION)
     quoted = done_of(events)
     definition = services.bots["shop-en"].definition
     assert definition.quoting is not None

@@ -8,7 +8,6 @@ judge's threshold decides its answer.
 """
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,8 @@ from backend.config import PROJECT_ROOT
 from backend.conversations.turn_events import Token
 from backend.prompting.bots import BotDefinitionError, load_bot
 from backend.prompting.openings import Opening, Openings, OpeningsError, load_second_try
-from tests.helpers import done_of, open_conversation, stored, take_turn
+from tests.helpers import done_of, first_turn, stored, take_turn
 
-MODEL = {"model", "kv_cache_gib", "max_model_len", "max_num_batched_tokens", "max_reply_tokens"}
 OPENINGS = Openings(yes=("Yes", "Of course", "可以"), no=("No", "不能"))
 
 
@@ -100,40 +98,26 @@ QUESTION = "Can I return a tent I have used?"
 
 @pytest.mark.default_model
 async def test_an_opening_against_the_judge_is_dropped_unseen_then_written_again_or_handed_over(
-    make_services, default_engine, default_settings, prompts_copy
+    shop_en_services, prompts_copy
 ):
-    for other in ("appliance-zh", "tallybook-en"):  # only shop-en is asked: warm nothing else
-        shutil.rmtree(prompts_copy / other)
     bot_toml = _opening_judge_on(prompts_copy)
 
-    async def services_with(**settings):
-        return await make_services(
-            engine=default_engine,
-            prompts_dir=prompts_copy,
-            **default_settings.model_dump(include=MODEL),
-            **settings,
-        )
-
-    async def ask(services):
-        cid = (await open_conversation(services)).conversation.id
-        return cid, await take_turn(services, cid, QUESTION)
-
     # As the model writes it, with no second try: its first word is made the "yes" opening.
-    _, events = await ask(await services_with(second_try=False))
+    _, events = await first_turn(await shop_en_services(second_try=False), QUESTION)
     plain = done_of(events)
     word = plain.text.split()[0]
 
     # The judge agrees: the reply is shown as written, once the judge has answered.
     _judge_always(prompts_copy, "yes", word)
-    _, events = await ask(await services_with())
+    _, events = await first_turn(await shop_en_services(), QUESTION)
     agreed = done_of(events)
     assert agreed.second_try is None and agreed.text == plain.text
     assert agreed.held_ms is not None and agreed.held_ms > 0
 
     # The judge says no: the first reply is dropped unseen and written again after a note.
     _judge_always(prompts_copy, "no", word)
-    services = await services_with()
-    cid, events = await ask(services)
+    services = await shop_en_services()
+    cid, events = await first_turn(services, QUESTION)
     retried = done_of(events)
     assert retried.second_try is not None and f"opened with {word!r}" in retried.second_try
     assert "".join(e.text for e in events if isinstance(e, Token)) == retried.text  # only the second shown
@@ -148,8 +132,8 @@ async def test_an_opening_against_the_judge_is_dropped_unseen_then_written_again
 
     # A bot that hands over on such a contradiction.
     bot_toml.write_text(bot_toml.read_text(encoding="utf-8") + '\n[second_try]\naction = "handoff"\n')
-    services = await services_with()
-    cid, events = await ask(services)
+    services = await shop_en_services()
+    cid, events = await first_turn(services, QUESTION)
     handed = done_of(events)
     assert handed.handoff and handed.text == services.bots["shop-en"].definition.handoff.message
     conversation, _ = await stored(services, cid)

@@ -1,0 +1,40 @@
+"""What the conversation tests on the default model share."""
+
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.config import Settings
+from backend.services import Services
+
+# The default model's engine settings, kept when services are built on the shared engine.
+DEFAULT_MODEL_SETTINGS = {
+    "model",
+    "kv_cache_gib",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_reply_tokens",
+}
+
+
+@pytest.fixture
+def shop_en_services(
+    make_services: Any, default_engine: Any, default_settings: Settings, prompts_copy: Path
+) -> Callable[..., Awaitable[Services]]:
+    """Builds services on the default model's engine with only `shop-en` of the test's prompts
+    copy (nothing else to warm); keyword arguments override settings."""
+    for other in ("appliance-zh", "tallybook-en"):
+        shutil.rmtree(prompts_copy / other)
+
+    async def make(**settings: Any) -> Services:
+        return await make_services(
+            engine=default_engine,
+            prompts_dir=prompts_copy,
+            **default_settings.model_dump(include=DEFAULT_MODEL_SETTINGS),
+            **settings,
+        )
+
+    return make
