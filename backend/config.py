@@ -124,7 +124,7 @@ class Settings(BaseSettings):
     # prefill. The CPU build rounds floats differently when requests share an engine step, so
     # only then does a conversation get the same reply every time; the eval's own app does
     # this. It costs the first token the gates' whole time.
-    gates_before_reply: bool = False
+    one_request_at_a_time: bool = False
     # How many lines of a bot's policy that match the customer's message are repeated beside
     # it in the model's view of the turn (docs/quality.md); 0 shows the message alone.
     relevant_lines: int = Field(default=1, ge=0, le=20)

@@ -196,7 +196,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         source_picker=SourcePicker(assembler.format) if settings.model_judges else None,
         second_tries=settings.model_judges and settings.second_try,
         quotes=settings.model_judges,
-        gates_before_reply=settings.gates_before_reply,
+        one_request_at_a_time=settings.one_request_at_a_time,
     )
 
     async def attach(started: Engine) -> None:

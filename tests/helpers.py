@@ -131,6 +131,38 @@ class WrappedEngine:
         return self.inner.stream(prompt_ids, **options)
 
 
+class RecordsRequests(WrappedEngine):
+    """The real engine, noting when each request starts and ends, or is cancelled."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.log: list[tuple[str, str]] = []
+
+    async def read_labels(self, prompt_ids, labels, *, request_id=None, **options):
+        self.log.append(("start", str(request_id)))
+        event = "end"
+        try:
+            return await self.inner.read_labels(prompt_ids, labels, request_id=request_id, **options)
+        except asyncio.CancelledError:
+            event = "cancelled"
+            raise
+        finally:
+            self.log.append((event, str(request_id)))
+
+    async def stream(self, prompt_ids, **options):
+        request_id = str(options.get("request_id"))
+        self.log.append(("start", request_id))
+        async for item in self.inner.stream(prompt_ids, **options):
+            yield item
+        self.log.append(("end", request_id))
+
+    def when(self, event: str, prefix: str) -> int:
+        return next(n for n, (e, name) in enumerate(self.log) if e == event and name.startswith(prefix))
+
+    def requests(self, event: str, prefix: str) -> list[str]:
+        return [name for e, name in self.log if e == event and name.startswith(prefix)]
+
+
 class HeldReplies(WrappedEngine):
     """Replies (not warm-ups) wait until the test lets them go: a turn stays running meanwhile."""
 

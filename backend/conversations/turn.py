@@ -131,7 +131,7 @@ class ChatTurns:
         source_picker: SourcePicker | None = None,
         second_tries: bool = True,
         quotes: bool = True,
-        gates_before_reply: bool = False,
+        one_request_at_a_time: bool = False,
     ):
         self.limits = limits
         self.engine = engine
@@ -146,10 +146,11 @@ class ChatTurns:
         self.source_picker = source_picker  # names the article a reply used when it cites none
         self.second_tries = second_tries  # check a reply's yes or no opening (bots with an opening judge)
         self.quotes = quotes  # quote a policy line for "I don't know" (bots with a line_answers judge)
-        # Wait for the gates before the reply's request starts, instead of running them beside
-        # its prefill: no two of the turn's requests share an engine step, so the same
-        # conversation gets the same reply every time (the eval's own app).
-        self.gates_before_reply = gates_before_reply
+        # No two of the turn's requests share an engine step, so the same conversation gets the
+        # same reply every time (the eval's own app): the gates are asked before the reply's
+        # request starts, not beside its prefill, and the policy lines are judged only once the
+        # reply has said it does not know, not while it may yet.
+        self.one_request_at_a_time = one_request_at_a_time
         self.new_work = new_work  # for the reply's own unit of work, after the request
         self._replies: set[asyncio.Task[None]] = set()
 
@@ -371,18 +372,20 @@ class ChatTurns:
         it does, until the judge agrees (`second_try.py`); if the judge does not, this reply is
         dropped unseen and written again, or the conversation is handed over. A bot with a
         line_answers judge holds them while they may yet say it does not know, and if they
-        do and a policy line answers after all, the line is quoted instead (`quotes.py`).
+        do and a policy line answers after all, the line is quoted instead (`quotes.py`); the
+        lines are judged from the first word that may start such an opening, beside the next
+        ones, unless the turn's requests go one at a time.
         """
         said = StreamAccumulator(len(reply.prompt))
         gated_s = 0.0  # how long the gates kept the reply's request from starting
-        if self.gates_before_reply:
+        if self.one_request_at_a_time:
             waited = time.perf_counter()
             verdict = await self._gates(engine, message)
             gated_s = time.perf_counter() - waited
             if verdict is not None:
                 return Generated(verdict, gated_s)
         gates: asyncio.Task[HandOver | None] | None = (
-            None if self.gates_before_reply else asyncio.create_task(self._gates(engine, message))
+            None if self.one_request_at_a_time else asyncio.create_task(self._gates(engine, message))
         )
         second_try = message.bot.definition.second_try if self.second_tries else None
         action = second_try.action if second_try else None
@@ -393,6 +396,9 @@ class ChatTurns:
         held: list[TokenDelta] = []  # the reply's first words, while its opening is unsettled
         contradiction: Contradiction | None = None
         quote: Quote | None = None
+        # The policy lines judged while the opening may yet say "I don't know", beside its
+        # next tokens, so that the verdict is (nearly) in when it does; cancelled if it does not.
+        lines_judged: asyncio.Task[Quote | None] | None = None
         items = engine.stream(
             reply.prompt,
             max_tokens=reply.max_tokens,
@@ -417,6 +423,9 @@ class ChatTurns:
                         if second_try is not None:
                             opening, word = second_try.openings.of(said_so_far)
                         unknown = quoting.opening_of(said_so_far) if quoting else Start.NO
+                        speculate = lines_judged is None and not self.one_request_at_a_time
+                        if speculate and unknown is Start.UNDECIDED and said_so_far.strip():
+                            lines_judged = asyncio.create_task(answering_line(engine, message))
                         undecided = opening == Opening.UNDECIDED or unknown is Start.UNDECIDED
                         held_tokens = sum(len(delta.token_ids) for delta in held)
                         # Only blank text is undecided for long: an opening is a few words.
@@ -426,9 +435,13 @@ class ChatTurns:
                             contradiction = await contradicted(engine, message, opening, word)
                             if contradiction is not None:
                                 break
-                        if unknown is Start.YES and (quote := await answering_line(engine, message)):
-                            break
+                        if unknown is Start.YES:
+                            quote = await (lines_judged or answering_line(engine, message))
+                            if quote is not None:
+                                break
                         watching, first = False, held
+                        if lines_judged is not None:
+                            lines_judged.cancel()  # the opening went another way, or was judged
                     else:
                         first = [item] if isinstance(item, TokenDelta) else []
                     held_s = time.perf_counter() - first_at + gated_s
@@ -441,8 +454,9 @@ class ChatTurns:
                         return Generated(said.interrupted(), held_s)
                     return Generated(await self._pass_on(items, said, stream, stop), held_s)
         finally:
-            if gates is not None:
-                gates.cancel()
+            for task in (gates, lines_judged):
+                if task is not None and not task.done():
+                    task.cancel()  # its engine requests are aborted
         if first_at is None or (contradiction is None and quote is None):
             raise RuntimeError("the engine stream ended without a result")
         if quote is not None:

@@ -203,7 +203,7 @@ async def app_client(
                 "database_url": database,
                 "redis_url": None,
                 "prompts_dir": prompts,
-                "gates_before_reply": True,
+                "one_request_at_a_time": True,
             }
         )
         app = create_app(own)

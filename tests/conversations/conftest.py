@@ -25,13 +25,13 @@ def shop_en_services(
     make_services: Any, default_engine: Any, default_settings: Settings, prompts_copy: Path
 ) -> Callable[..., Awaitable[Services]]:
     """Builds services on the default model's engine with only `shop-en` of the test's prompts
-    copy (nothing else to warm); keyword arguments override settings."""
+    copy (nothing else to warm), or on a wrapper of that engine; keyword arguments override settings."""
     for other in ("appliance-zh", "tallybook-en"):
         shutil.rmtree(prompts_copy / other)
 
-    async def make(**settings: Any) -> Services:
+    async def make(engine: Any = None, **settings: Any) -> Services:
         return await make_services(
-            engine=default_engine,
+            engine=engine or default_engine,
             prompts_dir=prompts_copy,
             **default_settings.model_dump(include=DEFAULT_MODEL_SETTINGS),
             **settings,

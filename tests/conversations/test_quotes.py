@@ -2,9 +2,10 @@
 
 Which first words say the bot does not know is plain logic; the path (the first reply held,
 the lines judged, the quote shown instead, stored and cached for the next turn, or the
-first reply let through when no line answers) runs on the real engine with the default
-model (the tiny one writes only newlines): the test makes the reply's own first word a
-"don't know" opening, and the judge's threshold decides its answer.
+first reply let through when no line answers, the lines judged beside an opening that
+may yet say so) runs on the real engine with the default model (the tiny one writes only
+newlines): the test makes the reply's own first word a "don't know" opening, and the
+judge's threshold decides its answer.
 """
 
 import re
@@ -17,7 +18,7 @@ from backend.conversations.turn_events import Token
 from backend.prompting.bots import BotDefinitionError, load_bot
 from backend.prompting.openings import Start
 from backend.prompting.quoting import Quoting, QuotingError, load_quoting
-from tests.helpers import done_of, first_turn, stored, take_turn
+from tests.helpers import RecordsRequests, done_of, first_turn, stored, take_turn
 
 SHIPPED = PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml"
 QUOTING = Quoting(
@@ -126,3 +127,29 @@ async def test_a_reply_that_says_it_does_not_know_is_replaced_by_the_policy_line
     following = done_of(await take_turn(services, cid, "And for a tent?"))
     assert kept.prompt_tokens is not None and following.cached_tokens is not None
     assert following.cached_tokens >= kept.prompt_tokens // 32 * 32 - 32
+
+
+@pytest.mark.default_model
+@pytest.mark.parametrize("one_at_a_time", [False, True])
+async def test_the_lines_are_judged_while_the_opening_may_yet_say_it_does_not_know(
+    shop_en_services, default_engine, prompts_copy, one_at_a_time
+):
+    _, events = await first_turn(await shop_en_services(model_judges=False), QUESTION)
+    words = " ".join(done_of(events).text.split()[:3])
+    # The "don't know" opening starts as the reply does, for a few tokens, then goes another way.
+    _judge_always(prompts_copy, "yes", f"{words} zzyzx")
+    engine = RecordsRequests(default_engine)
+    services = await shop_en_services(engine=engine, model_judges=True, one_request_at_a_time=one_at_a_time)
+    engine.log.clear()
+
+    _, events = await first_turn(services, QUESTION)
+
+    done = done_of(events)
+    assert done.second_try is None and done.text.startswith(words)  # the reply as written
+    judged = engine.requests("start", "line-")
+    if one_at_a_time:  # the reply alone in its steps: no line judged for an opening that was not
+        assert judged == []
+    else:  # judged from the first word on, beside the reply; dropped once the opening went its way
+        assert len(judged) == len(services.bots["shop-en"].definition.reference.matching(QUESTION, 3))
+        finished = engine.requests("end", "line-") + engine.requests("cancelled", "line-")
+        assert sorted(finished) == sorted(judged)

@@ -18,7 +18,7 @@ from backend.prompting.bots import load_bot
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import JUDGES, JudgePromptError, judge_switches, load_judge_prompt
 from backend.prompting.yes_no import YesNoJudge
-from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
+from tests.helpers import RecordsRequests, done_of, open_conversation, stored, take_turn
 
 BLOCK = 32
 
@@ -153,31 +153,6 @@ async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_a
     )  # the examples come from the cache
 
 
-class RecordsRequests(WrappedEngine):
-    """The real engine, noting when each request starts and ends."""
-
-    def __init__(self, inner):
-        super().__init__(inner)
-        self.log: list[tuple[str, str]] = []
-
-    async def read_labels(self, prompt_ids, labels, *, request_id=None, **options):
-        self.log.append(("start", str(request_id)))
-        try:
-            return await self.inner.read_labels(prompt_ids, labels, request_id=request_id, **options)
-        finally:
-            self.log.append(("end", str(request_id)))
-
-    async def stream(self, prompt_ids, **options):
-        request_id = str(options.get("request_id"))
-        self.log.append(("start", request_id))
-        async for item in self.inner.stream(prompt_ids, **options):
-            yield item
-        self.log.append(("end", request_id))
-
-    def when(self, event: str, prefix: str) -> int:
-        return next(n for n, (e, name) in enumerate(self.log) if e == event and name.startswith(prefix))
-
-
 @pytest.mark.parametrize("before", [False, True])
 async def test_the_handoff_judge_runs_beside_the_reply_or_before_it(
     make_services, tiny_vllm, prompts_copy, before
@@ -187,7 +162,7 @@ async def test_the_handoff_judge_runs_beside_the_reply_or_before_it(
         re.sub(r"(?m)^threshold = .*$", "threshold = 0.999999", handoff.read_text(encoding="utf-8"))
     )
     engine = RecordsRequests(tiny_vllm)
-    services = await make_services(engine=engine, prompts_dir=prompts_copy, gates_before_reply=before)
+    services = await make_services(engine=engine, prompts_dir=prompts_copy, one_request_at_a_time=before)
     cid = (await open_conversation(services)).conversation.id
     engine.log.clear()
 
@@ -206,7 +181,7 @@ async def test_a_handover_decided_before_the_reply_starts_no_reply(make_services
         re.sub(r"(?m)^threshold = .*$", "threshold = 0.000001", handoff.read_text(encoding="utf-8"))
     )
     engine = RecordsRequests(tiny_vllm)
-    services = await make_services(engine=engine, prompts_dir=prompts_copy, gates_before_reply=True)
+    services = await make_services(engine=engine, prompts_dir=prompts_copy, one_request_at_a_time=True)
     cid = (await open_conversation(services)).conversation.id
     engine.log.clear()
 
