@@ -374,7 +374,8 @@ class ChatTurns:
         line_answers judge holds them while they may yet say it does not know, and if they
         do and a policy line answers after all, the line is quoted instead (`quotes.py`); the
         lines are judged from the first word that may start such an opening, beside the next
-        ones, unless the turn's requests go one at a time.
+        ones, unless the turn's requests go one at a time; once they are and none answers,
+        the opening no longer matters to them.
         """
         said = StreamAccumulator(len(reply.prompt))
         gated_s = 0.0  # how long the gates kept the reply's request from starting
@@ -426,6 +427,8 @@ class ChatTurns:
                         speculate = lines_judged is None and not self.one_request_at_a_time
                         if speculate and unknown is Start.UNDECIDED and said_so_far.strip():
                             lines_judged = asyncio.create_task(answering_line(engine, message))
+                        if _found_no_line(lines_judged):  # the reply goes on as written whatever it says
+                            unknown = Start.NO
                         undecided = opening == Opening.UNDECIDED or unknown is Start.UNDECIDED
                         held_tokens = sum(len(delta.token_ids) for delta in held)
                         # Only blank text is undecided for long: an opening is a few words.
@@ -615,3 +618,13 @@ def _waiting(messages: list[Message]) -> list[Message]:
         elif not (message.role == MessageRole.ASSISTANT and message.status == MessageStatus.FAILED):
             break
     return waiting
+
+
+def _found_no_line(lines_judged: asyncio.Task[Quote | None] | None) -> bool:
+    """The policy lines were judged, and none answers."""
+    return (
+        lines_judged is not None
+        and lines_judged.done()
+        and not lines_judged.cancelled()
+        and lines_judged.result() is None
+    )

@@ -15,10 +15,19 @@ import pytest
 
 from backend.config import PROJECT_ROOT
 from backend.conversations.turn_events import Token
+from backend.engine.interface import LabelRead
 from backend.prompting.bots import BotDefinitionError, load_bot
 from backend.prompting.openings import Start
 from backend.prompting.quoting import Quoting, QuotingError, load_quoting
-from tests.helpers import RecordsRequests, done_of, first_turn, stored, take_turn
+from tests.helpers import (
+    RecordsRequests,
+    WrappedEngine,
+    done_of,
+    first_turn,
+    open_conversation,
+    stored,
+    take_turn,
+)
 
 SHIPPED = PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml"
 QUOTING = Quoting(
@@ -153,3 +162,46 @@ async def test_the_lines_are_judged_while_the_opening_may_yet_say_it_does_not_kn
         assert len(judged) == len(services.bots["shop-en"].definition.reference.matching(QUESTION, 3))
         finished = engine.requests("end", "line-") + engine.requests("cancelled", "line-")
         assert sorted(finished) == sorted(judged)
+
+
+class JudgesLinesAtOnce(WrappedEngine):
+    """The default engine, with every policy line's judgement back at once (P(yes) 0.5), and a
+    log of the reply's tokens as the engine gives them and as the customer is shown them."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.log: list[str] = []
+
+    async def read_labels(self, prompt_ids, labels, *, request_id=None, **options):
+        if str(request_id).startswith("line-"):
+            return LabelRead(tuple(float("-inf") for _ in labels), len(prompt_ids), 0, 0.0)
+        return await self.inner.read_labels(prompt_ids, labels, request_id=request_id, **options)
+
+    async def stream(self, prompt_ids, **options):
+        async for item in self.inner.stream(prompt_ids, **options):
+            self.log.append("engine")
+            yield item
+
+
+@pytest.mark.default_model
+async def test_once_no_line_answers_the_opening_is_not_held_for_them(
+    shop_en_services, default_engine, prompts_copy
+):
+    _, events = await first_turn(await shop_en_services(model_judges=False), QUESTION)
+    plain = done_of(events).text
+    # An opening that would stay undecided for the whole reply; the judge finds no line.
+    _judge_always(prompts_copy, "no", f"{plain} zzyzx")
+    engine = JudgesLinesAtOnce(default_engine)
+    services = await shop_en_services(engine=engine, model_judges=True)
+    conversation_id = (await open_conversation(services)).conversation.id
+    engine.log.clear()
+
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, conversation_id, QUESTION)
+    async for event in turn.events():
+        if isinstance(event, Token):
+            engine.log.append("shown")
+
+    # Held while its opening is undecided, nothing would be shown before the engine's last
+    # output; it is shown once the lines are judged, an output or two after the first.
+    assert engine.log.index("shown") <= 4 < engine.log.count("engine")
