@@ -93,9 +93,9 @@ def prompts_with_judge(prompts_dir: Path, scratch: Path, judge: str, *, on: bool
 def ablation_table(rows: dict[str, dict[str, Any]]) -> str:
     """Markdown: a row per variant and bot, as docs/quality.md shows it."""
     lines = [
-        "| variant | bot | passed | first token p50 | first token shown p50 | reply p50 | cached share "
-        "| handoff P / R |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| variant | bot | passed | first token p50 | first token shown p50 | the same, replies shown as "
+        "written | reply p50 | cached share | handoff P / R |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for variant, bots in rows.items():
         for slug, result in bots.items():
@@ -103,6 +103,7 @@ def ablation_table(rows: dict[str, dict[str, Any]]) -> str:
             lines.append(
                 f"| {variant} | `{slug}` | {result['passed']} / {result['cases']} | "
                 f"{result['ttft_ms_p50']} ms | {result.get('first_token_shown_ms_p50')} ms | "
+                f"{result.get('first_token_shown_as_written_ms_p50')} ms | "
                 f"{result['total_ms_p50']} ms | {result['cached_share']} | "
                 f"{handoff['precision']} / {handoff['recall']} |"
             )

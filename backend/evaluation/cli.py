@@ -139,7 +139,9 @@ def table(results: dict[str, Any]) -> str:
             f"  doubt flags: {doubt['wrong_flagged']}/{doubt['wrong_replies']} wrong replies, "
             f"{doubt['right_flagged']}/{doubt['right_replies']} right ones",
             f"  first token after {result['ttft_ms_p50']} ms, shown after "
-            f"{result['first_token_shown_ms_p50']} ms (p50s); held for the gate and the opening check "
+            f"{result['first_token_shown_ms_p50']} ms "
+            f"({result.get('first_token_shown_as_written_ms_p50')} ms for the replies shown as written; "
+            "p50s); held for the gate and the opening check "
             f"{result['first_token_held_ms_mean']} ms, checks after the reply "
             f"{result['checks_ms_mean']} ms (means)",
             f"  second tries: {result['second_tries']['cases']} cases, "

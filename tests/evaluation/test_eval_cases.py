@@ -100,6 +100,20 @@ def test_the_summary_counts_handoffs_and_doubts():
     assert summary["cached_share"] == 0.9
 
 
+def test_the_first_token_shown_is_summed_up_also_without_the_replies_replaced():
+    said = Transcript()
+    said.add_done({"text": "a", "ttft_ms": 100.0, "held_ms": 20.0})
+    said.add_done({"text": "b", "ttft_ms": 900.0, "second_try": "said it did not know; quoted a line"})
+    said.add_done({"text": "c", "ttft_ms": 200.0, "held_ms": 30.0, "prompt_tokens": 10, "cached_tokens": 8})
+
+    summary = summarise([CaseResult(Case("three turns", ("1", "2", "3")), said, [])], seconds=1.0)
+
+    assert said.reply == "c" and said.second_tries == ["said it did not know; quoted a line"]
+    assert summary["first_token_shown_ms_p50"] == 230.0  # of 120, 230 and 900
+    assert summary["first_token_shown_as_written_ms_p50"] == 230.0  # of 120 and 230
+    assert summary["cached_share"] == 0.8
+
+
 def test_no_worked_example_asks_a_question_of_the_eval():
     """The eval measures answers to questions the bot was not shown: a worked example may
     share a policy line with a case, never its question (nor most of its words)."""
