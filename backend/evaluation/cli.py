@@ -44,19 +44,31 @@ def eval_command(
             f"write the table's figures (default output {ABLATION_OUTPUT.relative_to(PROJECT_ROOT)})."
         ),
     ] = False,
+    as_served: Annotated[
+        bool,
+        typer.Option(
+            help="Run the turn's engine requests side by side, as `serve` does, instead of one at a "
+            "time: the customer's timings, a score that may move a case or two between runs."
+        ),
+    ] = False,
 ) -> None:
     """Run every bot's eval cases (prompts/<bot>/eval.toml) through the app and score the replies."""
     settings = get_settings()
     if ablation and url:
         typer.secho("error: --ablation changes this process's bots, not a running app's", err=True)
         raise typer.Exit(2)
+    if as_served and url:
+        typer.secho(
+            "error: --as-served sets up the eval's own app; a running app runs as it was started", err=True
+        )
+        raise typer.Exit(2)
     if ablation:
-        _ablation(settings, bot, ABLATION_OUTPUT if output == DEFAULT_OUTPUT else output)
+        _ablation(settings, bot, ABLATION_OUTPUT if output == DEFAULT_OUTPUT else output, as_served)
         return
     cases = _cases(settings, bot)
     if max_prefix_tokens is not None:
         cases = bots_within_prefix_budget(settings, cases, max_prefix_tokens)
-    results = asyncio.run(_evaluate(settings, url, cases))
+    results = asyncio.run(_evaluate(settings, url, cases, as_served))
     report = {
         "model": str(settings.model or "default"),
         "relevant_lines": settings.relevant_lines,
@@ -98,21 +110,24 @@ def bots_within_prefix_budget(settings: Settings, cases: dict[str, Any], budget:
     return kept
 
 
-def _ablation(settings: Settings, bots: list[str] | None, output: Path) -> None:
+def _ablation(settings: Settings, bots: list[str] | None, output: Path, as_served: bool) -> None:
     cases = _cases(settings, bots)
     rows: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="prefixdesk-prompts-") as scratch:
         for variant in VARIANTS:
             typer.echo(f"{variant.name} ...")
-            rows[variant.name] = asyncio.run(_evaluate(variant.change(settings, Path(scratch)), None, cases))
-    report = {"model": str(settings.model or "default"), "variants": rows}
+            changed = variant.change(settings, Path(scratch))
+            rows[variant.name] = asyncio.run(_evaluate(changed, None, cases, as_served))
+    report = {"model": str(settings.model or "default"), "as_served": as_served, "variants": rows}
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     typer.echo("\n" + ablation_table(rows) + f"\n\nwritten to {output}")
 
 
-async def _evaluate(settings: Settings, url: str | None, cases: dict[str, Any]) -> dict[str, Any]:
-    async with app_client(settings, url, cases.keys()) as client:
+async def _evaluate(
+    settings: Settings, url: str | None, cases: dict[str, Any], as_served: bool = False
+) -> dict[str, Any]:
+    async with app_client(settings, url, cases.keys(), as_served=as_served) as client:
         return {slug: await evaluate_bot(client, slug, bot_cases_) for slug, bot_cases_ in cases.items()}
 
 

@@ -195,9 +195,11 @@ def bot_cases(prompts_dir: Path, bots: list[str] | None) -> dict[str, list[Case]
 
 @asynccontextmanager
 async def app_client(
-    settings: Settings, url: str | None, bots: Collection[str]
+    settings: Settings, url: str | None, bots: Collection[str], *, as_served: bool = False
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """A client of the running app at `url`, or of an app of this process's own with only `bots`."""
+    """A client of the running app at `url`, or of an app of this process's own with only `bots`:
+    one engine request at a time, or `as_served`, the turn's requests side by side as `serve`
+    runs them (its timings are the customer's; its score may move a case or two between runs)."""
     if url:
         async with httpx.AsyncClient(base_url=url, timeout=600) as client:
             yield client
@@ -216,7 +218,7 @@ async def app_client(
                 "database_url": database,
                 "redis_url": None,
                 "prompts_dir": prompts,
-                "one_request_at_a_time": True,
+                "one_request_at_a_time": not as_served,
             }
         )
         app = create_app(own)
