@@ -120,10 +120,12 @@ class Settings(BaseSettings):
     # Hold a reply that opens with a plain yes or no until the bot's opening judge agrees; if it
     # does not, write it again with the matching policy lines (or hand over, as the bot says).
     second_try: bool = True
-    # Ask the gates (the handoff judge) before the reply's request starts, not beside its
-    # prefill. The CPU build rounds floats differently when requests share an engine step, so
-    # only then does a conversation get the same reply every time; the eval's own app does
-    # this. It costs the first token the gates' whole time.
+    # The turn's engine requests one at a time: the gates (the handoff judges) before the
+    # reply's request starts, not beside its prefill, and a quote's policy lines once the reply
+    # has said it does not know, not beside its first words. The CPU build rounds floats
+    # differently when requests share an engine step, so only then does a conversation get the
+    # same reply every time; the eval's own app does this. It costs the first token the
+    # judges' whole time.
     one_request_at_a_time: bool = False
     # How many lines of a bot's policy that match the customer's message are repeated beside
     # it in the model's view of the turn (docs/quality.md); 0 shows the message alone.

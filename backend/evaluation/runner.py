@@ -144,13 +144,11 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
         },
         "sources": citations(results),
         "cached_share": round(sum(r.said.cached_tokens for r in results) / prompt, 3) if prompt else None,
-        "ttft_ms_p50": ttft[len(ttft) // 2] if ttft else None,
-        "total_ms_p50": total[len(total) // 2] if total else None,
-        "first_token_shown_ms_p50": round(shown[len(shown) // 2], 1) if shown else None,
+        "ttft_ms_p50": _p50(ttft),
+        "total_ms_p50": _p50(total),
+        "first_token_shown_ms_p50": _p50(shown, digits=1),
         # Without the replies a second try or a quote replaced (shown whole, once decided).
-        "first_token_shown_as_written_ms_p50": round(as_written[len(as_written) // 2], 1)
-        if as_written
-        else None,
+        "first_token_shown_as_written_ms_p50": _p50(as_written, digits=1),
         "second_tries": {"cases": len(retried), "passed": sum(r.passed for r in retried)},
         "first_token_held_ms_mean": round(sum(held) / len(held), 1) if held else None,
         "checks_ms_mean": round(sum(checks) / len(checks), 1) if checks else None,
@@ -166,6 +164,14 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
             for r in retried
         ],
     }
+
+
+def _p50(ordered: list[float], digits: int | None = None) -> float | None:
+    """The median of sorted timings (the upper one of an even count), rounded if asked."""
+    if not ordered:
+        return None
+    middle = ordered[len(ordered) // 2]
+    return middle if digits is None else round(middle, digits)
 
 
 def citations(results: list[CaseResult]) -> dict[str, int]:
