@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from backend.conversations.models import Message
 from backend.prompting.assembler import cacheable_tokens
-from tests.helpers import auth, done_event, parse_sse, prefix_tokens, send, start
-from tests.support import REDIS_URL, running_app
+from tests.helpers import HeldReplies, auth, done_event, parse_sse, prefix_tokens, send, start
+from tests.support import REDIS_URL, eventually, running_app
 
 BLOCK = 32
 
@@ -117,17 +117,19 @@ async def test_a_conversation_longer_than_the_context_window_is_refused(tiny_set
         assert len(history["messages"]) == 2  # the refused message was never accepted
 
 
-async def test_one_reply_at_a_time_per_conversation(client):
-    conversation = await start(client)
-    url = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
-    first, second = await asyncio.gather(
-        client.post(url, json={"text": "first"}, headers=auth(conversation)),
-        client.post(url, json={"text": "second"}, headers=auth(conversation)),
-    )
-    statuses = sorted([first.status_code, second.status_code])
-    assert statuses == [200, 409]
-    winner = first if first.status_code == 200 else second
-    done_event(parse_sse(winner.text))
+async def test_one_reply_at_a_time_per_conversation(tiny_settings, tiny_engine):
+    engine = HeldReplies(tiny_engine)  # the first reply runs until the test lets it go
+    async with running_app(tiny_settings, engine) as client:
+        conversation = await start(client)
+        url = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
+        replying = asyncio.create_task(client.post(url, json={"text": "first"}, headers=auth(conversation)))
+        slots = client.app.state.services.claims.slots
+        await eventually(lambda: slots.taken == 1, what="the first reply took its slot")
+        second = await client.post(url, json={"text": "second"}, headers=auth(conversation))
+        engine.go.set()
+        first = await replying
+        assert (first.status_code, second.status_code) == (200, 409)
+        done_event(parse_sse(first.text))
 
 
 async def test_special_tokens_typed_by_a_customer_reach_the_model_as_text(client):
