@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     # being warmed or a long first turn does not hold back every other bot's replies. 0: no cap.
     long_prefill_tokens: int = Field(default=1024, ge=0)
     max_num_seqs: int = 32
+    # An idle engine, woken by a request, waits until none has arrived for this long before its
+    # step, so that a turn's reply and judges start together (backend/engine/step_gathering.py). 0: off.
+    engine_gather_ms: float = Field(default=3.0, ge=0)
     gpu_memory_utilization: float = 0.5  # on the CPU build: share of host memory
     tensor_parallel_size: int = 1
     dtype: str = "auto"

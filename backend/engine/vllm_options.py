@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import Settings
+from backend.engine.step_gathering import ENV as GATHER_ENV
 
 GiB = 1 << 30
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -81,8 +82,12 @@ def _cpu_has_native_bf16() -> bool:
 
 
 def engine_environment(settings: Settings) -> dict[str, str]:
-    """Environment the engine reads at start: the CPU build takes its KV cache size (GiB) here."""
-    return {"VLLM_CPU_KVCACHE_SPACE": str(_whole_gib(settings.kv_cache_gib))}
+    """Environment the engine reads at start: the CPU build takes its KV cache size (GiB) here,
+    and the engine core how long it gathers requests when woken (`step_gathering`)."""
+    return {
+        "VLLM_CPU_KVCACHE_SPACE": str(_whole_gib(settings.kv_cache_gib)),
+        GATHER_ENV: str(settings.engine_gather_ms),
+    }
 
 
 def kv_cache_gib(settings: Settings) -> float:
