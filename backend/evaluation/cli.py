@@ -72,6 +72,8 @@ def eval_command(
     report = {
         "model": str(settings.model or "default"),
         "relevant_lines": settings.relevant_lines,
+        "as_served": as_served,
+        "engine_gather_ms": settings.engine_gather_ms,
         "bots": results,
     }
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +120,12 @@ def _ablation(settings: Settings, bots: list[str] | None, output: Path, as_serve
             typer.echo(f"{variant.name} ...")
             changed = variant.change(settings, Path(scratch))
             rows[variant.name] = asyncio.run(_evaluate(changed, None, cases, as_served))
-    report = {"model": str(settings.model or "default"), "as_served": as_served, "variants": rows}
+    report = {
+        "model": str(settings.model or "default"),
+        "as_served": as_served,
+        "engine_gather_ms": settings.engine_gather_ms,
+        "variants": rows,
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     typer.echo("\n" + ablation_table(rows) + f"\n\nwritten to {output}")

@@ -7,7 +7,9 @@ instruction and examples are the same for every request, so the engine serves th
 its prefix cache: only the item judged is new.
 """
 
+import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,9 +44,39 @@ class JudgePrompt:
 
 
 def format_item(fields: dict[str, str], language: str) -> str:
-    """One judged item as the model reads it: labelled lines, the same in examples and requests."""
+    """One judged item as the model reads it: labelled lines, the same in examples and requests;
+    of the bot's previous message, its end (`message_end`)."""
     labels = LABELS.get(language, LABELS["en"])
-    return "\n".join(f"{labels[key]}: {value.strip()}" for key, value in fields.items() if value.strip())
+    values = {key: message_end(value) if key == "previous_reply" else value for key, value in fields.items()}
+    return "\n".join(f"{labels[key]}: {value.strip()}" for key, value in values.items() if value.strip())
+
+
+# What the handoff judges read of the bot's previous message: its end, where it asks or offers
+# something. Read whole, a reply of up to 256 tokens added as many to both judges' prefill, in
+# the step that also computes the next reply's first token.
+MESSAGE_END_WIDTH = 200  # characters; a CJK character counts as 3 (about one token each)
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+CUT = "…"
+
+
+def message_end(text: str, width: int = MESSAGE_END_WIDTH) -> str:
+    """The last sentences of `text` that fit in `width`; if even the last does not, its end
+    from a word's start. What is left out is marked "…"."""
+    text = text.strip()
+    if _width(text) <= width:
+        return text
+    starts = [match.end() for match in SENTENCE_END.finditer(text) if match.end() < len(text)]
+    fitting = [start for start in starts if _width(text[start:]) <= width]
+    if fitting:
+        return CUT + text[fitting[0] :]
+    end = text
+    while _width(end) > width:
+        end = end[1:]
+    return CUT + (end.split(" ", 1)[1] if " " in end.rstrip() else end)
+
+
+def _width(text: str) -> int:
+    return sum(3 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 LABELS = {

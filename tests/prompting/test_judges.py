@@ -16,7 +16,14 @@ from backend.config import PROJECT_ROOT
 from backend.evaluation.labelled import calibrated_threshold, judged_items, summary
 from backend.prompting.bots import load_bot
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.judge_prompts import JUDGES, JudgePromptError, judge_switches, load_judge_prompt
+from backend.prompting.judge_prompts import (
+    JUDGES,
+    MESSAGE_END_WIDTH,
+    JudgePromptError,
+    format_item,
+    judge_switches,
+    load_judge_prompt,
+)
 from backend.prompting.yes_no import YesNoJudge
 from tests.helpers import RecordsRequests, done_of, open_conversation, stored, take_turn
 
@@ -216,3 +223,29 @@ async def test_an_answer_to_the_bot_is_also_read_by_the_offer_accepted_judge(
     assert second.handoff and {"handoff", "offer_accepted"} <= asked_second
     conversation, _ = await stored(services, cid)
     assert conversation.handoff_reason == "customer_request"
+
+
+def test_the_handoff_judges_read_the_end_of_a_long_previous_message():
+    # A long reply would add its every token to both judges' prefill on the next turn; what the
+    # customer answers is what it asked or offered last.
+    answer = "Tents carry a 2-year warranty; zips and poles are repaired free of charge within it. " * 4
+    offer = "If that does not answer your question, I can pass you to a colleague. Shall I?"
+    item = format_item({"previous_reply": answer + offer, "text": "yes please"}, "en")
+    assert item.startswith("Assistant's previous message: …Tents carry")
+    assert item.endswith(f"{offer}\nCustomer's message: yes please")
+    assert len(item) < MESSAGE_END_WIDTH + 60
+
+    answer_zh = "整机保修3年，压缩机和电机保修10年。保修期内上门维修和更换零件免费。" * 3
+    offer_zh = "如果这没有回答您的问题，我可以为您转接人工客服。"
+    item_zh = format_item({"previous_reply": answer_zh + offer_zh, "text": "好的"}, "zh")
+    assert item_zh.startswith("客服上一条消息: …") and f"{offer_zh}\n顾客消息: 好的" in item_zh
+    assert len(item_zh) < len(answer_zh)
+
+    run_on = "and then " * 100  # no sentence ends: the end, from a word's start
+    end = format_item({"previous_reply": run_on}, "en").removeprefix("Assistant's previous message: ")
+    assert end.startswith("…and then") and end.endswith("and then") and len(end) <= MESSAGE_END_WIDTH + 1
+    short = {"previous_reply": "Shall I pass you to a colleague?", "text": "ok"}
+    assert (
+        format_item(short, "en")
+        == "Assistant's previous message: Shall I pass you to a colleague?\nCustomer's message: ok"
+    )
