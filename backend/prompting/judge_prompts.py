@@ -63,20 +63,17 @@ def message_end(text: str, width: int = MESSAGE_END_WIDTH) -> str:
     """The last sentences of `text` that fit in `width`; if even the last does not, its end
     from a word's start. What is left out is marked "…"."""
     text = text.strip()
-    if _width(text) <= width:
+    widths = [0] * (len(text) + 1)  # of each suffix: widths[i] is text[i:]'s
+    for i in range(len(text) - 1, -1, -1):
+        widths[i] = widths[i + 1] + (3 if unicodedata.east_asian_width(text[i]) in ("W", "F") else 1)
+    if widths[0] <= width:
         return text
-    starts = [match.end() for match in SENTENCE_END.finditer(text) if match.end() < len(text)]
-    fitting = [start for start in starts if _width(text[start:]) <= width]
-    if fitting:
-        return CUT + text[fitting[0] :]
-    end = text
-    while _width(end) > width:
-        end = end[1:]
+    starts = (match.end() for match in SENTENCE_END.finditer(text) if match.end() < len(text))
+    start = next((start for start in starts if widths[start] <= width), None)
+    if start is not None:
+        return CUT + text[start:]
+    end = text[next(i for i, suffix in enumerate(widths) if suffix <= width) :]
     return CUT + (end.split(" ", 1)[1] if " " in end.rstrip() else end)
-
-
-def _width(text: str) -> int:
-    return sum(3 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 LABELS = {
