@@ -19,15 +19,17 @@ import queue
 import time
 from typing import Any
 
+from backend.config import Settings
+
 logger = logging.getLogger(__name__)
 
 ENV = "PREFIXDESK_ENGINE_GATHER_MS"  # Settings.engine_gather_ms, passed on by engine_environment
-DEFAULT_MS = 3.0
 MOST_WINDOWS = 5  # a steady trickle of requests does not keep an idle engine from stepping
 
 
 def register() -> None:
-    window_s = float(os.environ.get(ENV, DEFAULT_MS)) / 1000
+    # Unset where vLLM was started by hand (a `vllm serve` replica): the setting's default.
+    window_s = float(os.environ.get(ENV, Settings.model_fields["engine_gather_ms"].default)) / 1000
     if window_s <= 0:
         return
     from vllm.v1.engine.core import EngineCoreProc
