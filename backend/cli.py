@@ -9,7 +9,7 @@ import typer
 from backend.agents.cli import agents_app
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
-from backend.evaluation.cli import eval_command, judges_command
+from backend.evaluation.cli import eval_command, judges_command, line_matching_command
 from backend.knowledge.cli import knowledge_app
 from backend.prompting.cli import prompts_app
 
@@ -27,6 +27,7 @@ app.add_typer(prompts_app, name="prompts")
 app.add_typer(knowledge_app, name="knowledge")
 app.command("eval")(eval_command)
 app.command("judges")(judges_command)
+app.command("line-matching")(line_matching_command)
 
 
 def _fail(message: str) -> None:

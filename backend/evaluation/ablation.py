@@ -30,6 +30,11 @@ def _without_lines(settings: Settings, scratch: Path) -> Settings:
     return settings.model_copy(update={"relevant_lines": 0})
 
 
+def _lines_by_meaning_too(settings: Settings, scratch: Path) -> Settings:
+    prompts = prompts_with_setting(settings.prompts_dir, scratch, "reference", "matching", '"hybrid"')
+    return settings.model_copy(update={"prompts_dir": prompts})
+
+
 def _without_handoff_judges(settings: Settings, scratch: Path) -> Settings:
     prompts = prompts_with_judge(settings.prompts_dir, scratch, "handoff", on=False)  # offer_accepted too
     return settings.model_copy(update={"prompts_dir": prompts})
@@ -59,6 +64,7 @@ VARIANTS = (
     Variant("without any of them", _without_any),
     # Off by default on the default model (docs/quality.md): measured switched on.
     Variant("with the second try when the opening is doubted", _with_second_try),
+    Variant("with the lines ranked by meaning too", _lines_by_meaning_too),
 )
 
 
@@ -75,17 +81,22 @@ def prompts_without_examples(prompts_dir: Path, scratch: Path) -> Path:
 def prompts_with_judge(prompts_dir: Path, scratch: Path, judge: str, *, on: bool = True) -> Path:
     """A copy of prompts/ in `scratch` where every bot asks `judge`, or with `on=False` does not
     (its `[judges]` says so)."""
-    copy = scratch / f"prompts-{'with' if on else 'without'}-{judge}"
-    switch = "true" if on else "false"
+    return prompts_with_setting(prompts_dir, scratch, "judges", judge, "true" if on else "false")
+
+
+def prompts_with_setting(prompts_dir: Path, scratch: Path, table: str, key: str, value: str) -> Path:
+    """A copy of prompts/ in `scratch` where every bot's bot.toml sets `key = value` (TOML) in
+    `[table]`, whatever it said before."""
+    copy = scratch / "-".join(("prompts", table, key, re.sub(r"\W", "", value)))
     if not copy.exists():
         shutil.copytree(prompts_dir, copy)
         for bot_toml in copy.glob("*/bot.toml"):
             text = bot_toml.read_text(encoding="utf-8")
-            text = re.sub(rf"(?m)^{judge}\s*=.*\n", "", text)
-            if re.search(r"(?m)^\[judges\]", text):
-                text = re.sub(r"(?m)^\[judges\]\n", f"[judges]\n{judge} = {switch}\n", text, count=1)
+            text = re.sub(rf"(?m)^{key}\s*=.*\n", "", text)  # no other table of a bot's uses these keys
+            if re.search(rf"(?m)^\[{table}\]", text):
+                text = re.sub(rf"(?m)^\[{table}\]\n", f"[{table}]\n{key} = {value}\n", text, count=1)
             else:
-                text += f"\n[judges]\n{judge} = {switch}\n"
+                text += f"\n[{table}]\n{key} = {value}\n"
             bot_toml.write_text(text, encoding="utf-8")
     return copy
 

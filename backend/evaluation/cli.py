@@ -11,13 +11,14 @@ import typer
 from backend.config import PROJECT_ROOT, Settings, get_settings
 from backend.engine.model_store import resolve_model_dir
 from backend.evaluation.ablation import VARIANTS, ablation_table
-from backend.evaluation.cases import EvalFileError
+from backend.evaluation.cases import EVAL_FILE, EvalFileError
 from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
 from backend.prompting.checks import load_tokenizer, render_bots, server_knowledge_budget
 
 DEFAULT_OUTPUT = PROJECT_ROOT / "bench" / "results" / "eval.json"
 ABLATION_OUTPUT = PROJECT_ROOT / "bench" / "results" / "ablation.json"
 JUDGES_OUTPUT = PROJECT_ROOT / "bench" / "results" / "judges.json"
+LINE_MATCHING_OUTPUT = PROJECT_ROOT / "bench" / "results" / "line-matching.json"
 
 
 def eval_command(
@@ -237,6 +238,53 @@ def judges_command(
                     offer = figures["offer_accepted_threshold"]
                     typer.echo(f"  offer_accepted.toml [{language}] threshold = {offer}")
     typer.echo(f"\nwritten to {output}")
+
+
+def line_matching_command(
+    labelled: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Folders holding a line_answers.toml set (default: tests/quality/dev and tests/quality)."
+        ),
+    ] = None,
+    output: Annotated[Path, typer.Option(help="Where to write the results.")] = LINE_MATCHING_OUTPUT,
+) -> None:
+    """How often the bots' matching puts first the policy line that answers a question, by
+    shared words alone and by words and meaning: on the labelled line_answers sets, and on
+    each bot's eval cases (no engine)."""
+    from backend.evaluation.cases import load_cases
+    from backend.evaluation.line_matching import PAIRS, first_line_hits, first_line_hits_on_cases
+    from backend.prompting.bots import load_bots
+    from backend.prompting.reference import MATCHING
+
+    settings = get_settings()
+    labelled = labelled or [PROJECT_ROOT / "tests" / "quality" / "dev", PROJECT_ROOT / "tests" / "quality"]
+    sets = {_shown(folder / PAIRS): first_line_hits(folder / PAIRS) for folder in labelled}
+    bots = load_bots(settings.prompts_dir)
+    cases = {
+        slug: first_line_hits_on_cases(bot, load_cases(settings.prompts_dir / slug / EVAL_FILE))
+        for slug, bot in bots.items()
+        if (settings.prompts_dir / slug / EVAL_FILE).is_file()
+    }
+    output.parent.mkdir(parents=True, exist_ok=True)
+    report = {"labelled": sets, "eval_cases": cases}
+    output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    typer.echo("| questions of | questions | lines | " + " | ".join(MATCHING) + " |")
+    typer.echo("| --- | --- | --- | " + " | ".join("---" for _ in MATCHING) + " |")
+    rows = [
+        (f"`{path}` {language}", figures)
+        for path, languages in sets.items()
+        for language, figures in languages.items()
+    ]
+    rows += [(f"`{slug}` eval cases", figures) for slug, figures in cases.items()]
+    for name, figures in rows:
+        hits = " | ".join(str(figures[matching]) for matching in MATCHING)
+        typer.echo(f"| {name} | {figures['questions']} | {figures['lines']} | {hits} |")
+    typer.echo(f"\nwritten to {output}")
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path)
 
 
 async def _score_judges(settings: Settings, labelled: Path, development: Path | None) -> dict[str, Any]:

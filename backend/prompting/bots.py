@@ -130,6 +130,7 @@ def load_bot(folder: Path) -> Bot:
                 "does not render `articles` (see prompts/README.md)"
             )
         context_template = env.get_template("context.j2")
+        reference = meta.get("reference", {})
         handoff = meta.get("handoff", {})
         switches = judge_switches(meta.get("judges", {}))
         judges = load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on))
@@ -149,7 +150,13 @@ def load_bot(folder: Path) -> Bot:
             ),
             judges=judges,
             examples=examples,
-            reference=PolicyLines.of(policy, language, meta.get("reference", {}).get("heading"), knowledge),
+            reference=PolicyLines.of(
+                policy,
+                language,
+                reference.get("heading"),
+                knowledge,
+                reference.get("matching", "words"),
+            ),
             office_hours=(
                 parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
             ),

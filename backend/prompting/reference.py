@@ -7,11 +7,14 @@ computed once, and are kept with the message's token ids, so later turns still s
 exactly the ids of earlier ones.
 """
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backend.knowledge.articles import Knowledge
+from backend.retrieval.fusion import fused
 from backend.retrieval.index import LexicalIndex
+from backend.retrieval.meaning import MeaningIndex, understands
 
 DEFAULT_HEADINGS = {
     "en": "The policy lines that best match the customer's next message:",
@@ -21,6 +24,7 @@ WITH_HELP_CENTER_HEADINGS = {
     "en": "The lines of the policy and help center that best match the customer's next message:",
     "zh": "与顾客下一条消息最相关的政策和帮助中心条款：",
 }
+MATCHING = ("words", "hybrid")  # how a bot ranks its lines: `[reference] matching` in bot.toml
 
 
 @dataclass(frozen=True)
@@ -28,10 +32,17 @@ class PolicyLines:
     lines: tuple[str, ...]
     heading: str  # introduces the lines in the customer's turn, in the bot's language
     index: LexicalIndex
+    searched: tuple[str, ...] = ()  # each line as it is searched: with its section's heading
+    meaning: MeaningIndex | None = None  # ranks the lines too, where the bot matches by meaning
 
     @classmethod
     def of(
-        cls, policy: str, language: str, heading: str | None = None, knowledge: Knowledge | None = None
+        cls,
+        policy: str,
+        language: str,
+        heading: str | None = None,
+        knowledge: Knowledge | None = None,
+        matching: str = "words",
     ) -> "PolicyLines":
         """Every non-empty line of a Markdown policy but its headings, and of each help-center
         article, each searched together with the heading or article title it stands under (a
@@ -52,10 +63,31 @@ class PolicyLines:
         if heading is None:
             headings = WITH_HELP_CENTER_HEADINGS if knowledge else DEFAULT_HEADINGS
             heading = headings.get(language.split("-")[0], headings["en"])
-        return cls(tuple(lines), heading, LexicalIndex(searched, language))
+        by_words = cls(tuple(lines), heading, LexicalIndex(searched, language), tuple(searched))
+        return by_words.matched_by(matching)
+
+    def matched_by(self, matching: str) -> "PolicyLines":
+        """The same lines, ranked by shared words ("words"), or by shared words and by meaning
+        ("hybrid") in the languages the sentence encoder knows (by words alone in the others)."""
+        if matching not in MATCHING:
+            raise ValueError(f"[reference] matching must be one of {', '.join(MATCHING)}, not {matching!r}")
+        hybrid = matching == "hybrid" and understands(self.index.language)
+        return dataclasses.replace(self, meaning=MeaningIndex(self.searched) if hybrid else None)
 
     def matching(self, message: str, count: int) -> list[str]:
-        return [self.lines[i] for i in self.index.best(message, count)]
+        """The `count` lines that match `message` best, in the policy's order; none when it
+        shares no word with any of them ("hello", "thanks"): only a message about the policy
+        gets lines beside it, however close in meaning a greeting is to some line. By meaning,
+        a line may match without a word in common ("too late to send them back?" and the
+        line on returns)."""
+        if self.meaning is None or count <= 0:
+            return [self.lines[i] for i in self.index.best(message, count)]
+        words = self.index.scores(message)
+        if not any(score > 0 for score in words):
+            return []
+        scores = fused([score if score > 0 else None for score in words], self.meaning.scores(message))
+        ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        return [self.lines[i] for i in sorted(ranked[:count])]
 
     def note(self, message: str, count: int) -> str | None:
         """What the model is told just before the customer's message: its best lines."""

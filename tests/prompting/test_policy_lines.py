@@ -2,9 +2,11 @@
 
 import dataclasses
 
+import pytest
+
 from backend.config import PROJECT_ROOT
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import load_bots
+from backend.prompting.bots import BotDefinitionError, load_bot, load_bots
 from backend.prompting.reference import PolicyLines
 
 POLICY = """## Returns
@@ -23,13 +25,89 @@ def test_every_line_but_headings_is_a_line_searched_with_its_heading():
         "Gift cards cannot be refunded.",
         "Tents carry a 2-year warranty.",
     )
-    # "returns" is only in the heading: the section's lines still match it.
+    # "returns" is only in the heading: the section's lines still match it, by words (where
+    # only lines that share a word match, however many are asked for) and by meaning too.
     assert lines.matching("returns?", 3) == list(lines.lines[:2])
+    assert PolicyLines.of(POLICY, "en", matching="hybrid").matching("returns?", 2) == list(lines.lines[:2])
+
+
+SHOP = """## Returns
+- Unused items can be returned within 45 days of delivery.
+- Gift cards cannot be refunded.
+
+## Delivery
+- Orders are delivered in 2 to 4 business days.
+- Delivery is free above 60 EUR.
+"""
+
+APPLIANCES = """## 退换货
+- 商品签收之日起7天内，未使用且包装完整的商品可以无理由退货。
+- 签收之日起15天内，商品出现性能故障，可以选择换货或退货。
+## 保修
+- 整机保修3年，压缩机和电机保修10年。
+"""
+
+
+@pytest.mark.parametrize(
+    ("policy", "language", "question", "answer", "shares_words_with"),
+    [
+        (
+            SHOP,
+            "en",
+            "My boots were delivered six weeks ago and I never wore them. Too late to send them back?",
+            "Unused items can be returned within 45 days of delivery.",
+            "Orders are delivered in 2 to 4 business days.",
+        ),
+        (
+            APPLIANCES,
+            "zh",
+            "买了个东西还没拆封，不想要了能退吗？",
+            "商品签收之日起7天内，未使用且包装完整的商品可以无理由退货。",
+            "签收之日起15天内，商品出现性能故障，可以选择换货或退货。",
+        ),
+    ],
+)
+def test_a_question_in_other_words_finds_its_line_by_meaning(
+    policy, language, question, answer, shares_words_with
+):
+    assert PolicyLines.of(policy, language, matching="hybrid").matching(question, 1) == [answer]
+    # Matched by shared words alone, the line that shares the most wins.
+    assert PolicyLines.of(policy, language).matching(question, 1) == [shares_words_with]
+
+
+def test_by_meaning_a_message_that_shares_no_word_with_the_policy_gets_no_lines():
+    lines = PolicyLines.of(SHOP, "en", matching="hybrid")
+    assert lines.meaning is not None
+    assert lines.matching("Hello, I live in Oslo.", 3) == []
+    assert lines.matching("thanks!", 1) == []
+
+
+def test_a_language_the_encoder_does_not_know_is_matched_by_words():
+    swedish = "## Returer\n- Oanvända varor kan returneras inom 45 dagar.\n- Presentkort återbetalas inte.\n"
+    lines = PolicyLines.of(swedish, "sv", matching="hybrid")
+    assert lines.meaning is None
+    assert lines.matching("Kan jag returnera varor?", 1) == ["Oanvända varor kan returneras inom 45 dagar."]
+
+
+def test_a_bot_chooses_how_its_lines_are_matched(tmp_path):
+    bot = tmp_path / "shop"
+    bot.mkdir()
+    for name in ("system.j2", "context.j2"):
+        (bot / name).write_text((PROJECT_ROOT / "prompts" / "shop-en" / name).read_text(encoding="utf-8"))
+    (bot / "policy.md").write_text(SHOP, encoding="utf-8")
+    settings = 'name = "Shop"\ngreeting = "Hi"\n[vars]\ncompany = "Shop"\n'
+    (bot / "bot.toml").write_text(settings + '[reference]\nmatching = "hybrid"\n', encoding="utf-8")
+    assert load_bot(bot).reference.meaning is not None
+    (bot / "bot.toml").write_text(settings, encoding="utf-8")
+    assert load_bot(bot).reference.meaning is None  # by words alone unless the bot asks
+    (bot / "bot.toml").write_text(settings + '[reference]\nmatching = "vectors"\n', encoding="utf-8")
+    with pytest.raises(BotDefinitionError, match="matching must be one of words, hybrid"):
+        load_bot(bot)
 
 
 def test_the_note_is_the_heading_and_the_matching_lines():
     lines = PolicyLines.of(POLICY, "en")
-    assert lines.note("How long is the warranty on a tent?", 2) == (
+    assert lines.note("How long is the warranty on a tent?", 1) == (
         "The policy lines that best match the customer's next message:\n- Tents carry a 2-year warranty."
     )
 
