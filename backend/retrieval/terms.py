@@ -27,18 +27,19 @@ _SNOWBALL = {
 }  # fmt: skip
 
 
-def _primary(language: str) -> str:
+def primary_language(language: str) -> str:
+    """The ISO 639-1 code of a BCP 47 tag ("zh" of "zh-CN", "en" of "en_GB")."""
     return language.split("-")[0].split("_")[0].lower()
 
 
 @cache
 def _stop_words(language: str) -> frozenset[str]:
-    return frozenset(stopwords.safe_get_stopwords(_primary(language)))
+    return frozenset(stopwords.safe_get_stopwords(primary_language(language)))
 
 
 @cache
 def _stemmer(language: str) -> BaseStemmer | None:
-    name = _SNOWBALL.get(_primary(language))
+    name = _SNOWBALL.get(primary_language(language))
     return snowballstemmer.stemmer(name) if name in snowballstemmer.algorithms() else None
 
 
