@@ -60,18 +60,23 @@ async def wait_for_agent(work: UnitOfWork, message: AcceptedMessage) -> Settled 
 
 
 async def asks_for_person(engine: Engine, message: AcceptedMessage) -> HandOver | None:
-    """A gate: the bot's handoff judge reads the customer's message (and what was said just
-    before it); if they ask for a person, the bot hands over instead of replying. A message
-    that answers the bot is also read by the `offer_accepted` judge, side by side: a short
-    "ok" to the bot's offer of a colleague is a request the general question misses."""
+    """A gate: the bot's handoff judge reads the customer's message; if they ask for a person,
+    the bot hands over instead of replying. A message that answers the bot is also read by the
+    `offer_made` judge (does the end of the bot's message offer a person?) and the
+    `offer_accepted` judge (does the customer agree to it?), all side by side: a short "ok" to
+    the bot's offer of a colleague is a request the handoff judge cannot see in the message
+    alone, and a "yes" to any other question is not one."""
     bot = message.bot
-    asked = ("handoff", "offer_accepted") if message.previous_reply else ("handoff",)
-    names = [name for name in asked if name in bot.judges]
-    if not names:
+    language = bot.definition.language
+    asked = {"handoff": format_item({"text": message.user.text}, language)}
+    if message.previous_reply and "offer_accepted" in bot.judges:
+        asked["offer_made"] = format_item({"previous_reply": message.previous_reply}, language)
+        asked["offer_accepted"] = format_item(
+            {"previous_reply": message.previous_reply, "text": message.user.text}, language
+        )
+    asked = {name: item for name, item in asked.items() if name in bot.judges}
+    if not asked:
         return None
-    item = format_item(
-        {"previous_reply": message.previous_reply, "text": message.user.text}, bot.definition.language
-    )
     judgements = await asyncio.gather(
         *(
             bot.judges[name].ask(
@@ -81,9 +86,10 @@ async def asks_for_person(engine: Engine, message: AcceptedMessage) -> HandOver 
                 cache_salt=bot.cache_salt,
                 affinity_key=message.conversation.id,
             )
-            for name in names
+            for name, item in asked.items()
         )
     )
-    if not any(judgement.answer for judgement in judgements):
+    said = {name: judgement.answer for name, judgement in zip(asked, judgements, strict=True)}
+    if not (said.get("handoff") or (said.get("offer_made") and said.get("offer_accepted"))):
         return None
     return HandOver(bot.definition.handoff.message, HandoffReason.CUSTOMER_REQUEST)

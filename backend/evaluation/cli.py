@@ -217,17 +217,25 @@ def judges_command(
                     f"{own['precision']}  recall {own['recall']}  accuracy {own['accuracy']}"
                 )
             if "offer_accepted_threshold" in figures:
-                offer, offer_ms = figures["offer_accepted_threshold"], figures.get("offer_accepted_ms_mean")
-                typer.echo(f"    with offer_accepted (threshold {offer}, {offer_ms} ms) beside it")
-                if "without_offer_accepted" in figures:
-                    alone = figures["without_offer_accepted"]
+                offer, offer_ms = figures["offer_accepted_threshold"], figures.get("offer_judges_ms_mean")
+                made = figures.get("offer_made_threshold")
+                typer.echo(
+                    f"    with offer_made (threshold {made}) and offer_accepted (threshold {offer}) "
+                    f"beside it, {offer_ms} ms for both"
+                )
+                if "handoff_judge_alone" in figures:
+                    alone = figures["handoff_judge_alone"]
                     typer.echo(
                         f"    the handoff judge alone: precision {alone['precision']}  "
                         f"recall {alone['recall']}  accuracy {alone['accuracy']}"
                     )
             for error in figures["errors"]:
                 item = error["item"].replace("\n", " | ")[:150]
-                offer = f", offer_accepted {error['p_offer_accepted']}" if "p_offer_accepted" in error else ""
+                offer = "".join(
+                    f", {name} {error[f'p_{name}']}"
+                    for name in ("offer_made", "offer_accepted")
+                    if f"p_{name}" in error
+                )
                 typer.echo(f"    expected {error['expected']} (p_yes {error['p_yes']}{offer}): {item}")
     if calibrate is not None:
         typer.echo("\nthe chosen thresholds, for prompts/_judges/<judge>.toml (a table per language):")
@@ -319,7 +327,7 @@ async def _score_judges(settings: Settings, labelled: Path, development: Path | 
                 if chosen[language][1] is not None:  # what the handoff judge alone would say
                     alone = summary(judged.items, chosen[language][0])
                     kept = ("precision", "recall", "accuracy")
-                    figures["without_offer_accepted"] = {key: alone[key] for key in kept}
+                    figures["handoff_judge_alone"] = {key: alone[key] for key in kept}
                 if development is not None:
                     own = summary(judged.items, judged.threshold, judged.offer_threshold)
                     figures["own_threshold"] = {

@@ -19,7 +19,7 @@ from backend.prompting.yes_no import YesNoJudge
 
 # judge -> (file, table of an item, the item's fields as the judge reads them, its label, is "yes")
 SETS = {
-    "handoff": ("handoff_requests.toml", "message", ("previous_reply", "text"), "asks_for_human", True),
+    "handoff": ("handoff_requests.toml", "message", ("text",), "asks_for_human", True),
     "unanswered": ("unanswered_replies.toml", "reply", ("question", "reply"), "answered", False),
     "line_answers": ("line_answers.toml", "pair", ("question", "line"), "answers", True),
 }
@@ -32,13 +32,17 @@ class Scored:
     item: str
     p_offer_accepted: float | None = None  # the handoff set's answers to a bot message: the
     # `offer_accepted` judge's P(yes), asked beside the handoff judge as the app asks it
+    p_offer_made: float | None = None  # and the `offer_made` judge's, of the bot's message
+    made_threshold: float = 0.5  # the `offer_made` judge's own
 
 
 def said_yes(scored: Scored, threshold: float, offer_threshold: float | None = None) -> bool:
-    """The app's answer: the judge's yes, or for the handoff set, either handoff judge's."""
-    offer = scored.p_offer_accepted
-    offered = offer_threshold is not None and offer is not None and offer > offer_threshold
-    return scored.p_yes > threshold or offered
+    """The app's answer: the judge's yes, or for the handoff set, the offer judges' yes to both
+    "did the bot offer a person" and "did the customer agree"."""
+    offer, made = scored.p_offer_accepted, scored.p_offer_made
+    accepted = offer_threshold is not None and offer is not None and offer > offer_threshold
+    offered = made is not None and made > scored.made_threshold
+    return scored.p_yes > threshold or (accepted and offered)
 
 
 async def score_set(
@@ -73,25 +77,39 @@ async def judged_items(
         # A bot of this language gets these judges unless it brings its own.
         prompt = shared_judge_prompts(prompts_dir, language, (judge_name,))[judge_name]
         judge = YesNoJudge(prompt, chat_format)
-        offer_judge = None
-        if judge_name == "handoff":  # the app asks both about a message that answers the bot
-            offer_prompt = shared_judge_prompts(prompts_dir, language, ("offer_accepted",))["offer_accepted"]
-            offer_judge = YesNoJudge(offer_prompt, chat_format)
+        offer_judge = made_judge = None
+        if judge_name == "handoff":  # the app asks all three about a message that answers the bot
+            offer_prompts = shared_judge_prompts(prompts_dir, language, ("offer_made", "offer_accepted"))
+            offer_judge = YesNoJudge(offer_prompts["offer_accepted"], chat_format)
+            made_judge = YesNoJudge(offer_prompts["offer_made"], chat_format)
         scored, seconds, cached, prompt_tokens, offer_seconds = [], 0.0, 0, 0, []
         for n, item in enumerate(i for i in items if i["language"] == language):
             text = format_item({key: str(item.get(key, "")) for key in fields}, language)
             judgement = await judge.ask(
                 engine, text, request_id=f"labelled-{judge_name}-{language}-{n}", cache_salt="labelled"
             )
-            p_offer = None
-            if offer_judge is not None and str(item.get("previous_reply", "")).strip():
+            p_offer = p_made = None
+            previous_reply = str(item.get("previous_reply", ""))
+            if offer_judge is not None and made_judge is not None and previous_reply.strip():
+                answer = {"previous_reply": previous_reply, "text": str(item["text"])}
                 offer = await offer_judge.ask(
-                    engine, text, request_id=f"labelled-offer-{language}-{n}", cache_salt="labelled"
+                    engine,
+                    format_item(answer, language),
+                    request_id=f"labelled-offer-{language}-{n}",
+                    cache_salt="labelled",
                 )
-                p_offer = offer.p_yes
-                offer_seconds.append(offer.seconds)
+                made = await made_judge.ask(
+                    engine,
+                    format_item({"previous_reply": previous_reply}, language),
+                    request_id=f"labelled-made-{language}-{n}",
+                    cache_salt="labelled",
+                )
+                p_offer, p_made = offer.p_yes, made.p_yes
+                offer_seconds.append(offer.seconds + made.seconds)
+                text = format_item(answer, language)  # what a reader of the errors needs
             truth = bool(item[label]) == label_means_yes
-            scored.append(Scored(truth, judgement.p_yes, text, p_offer))
+            made_threshold = made_judge.threshold if made_judge else 0.5
+            scored.append(Scored(truth, judgement.p_yes, text, p_offer, p_made, made_threshold))
             seconds += judgement.seconds
             cached += judgement.cached_tokens
             prompt_tokens += judgement.prompt_tokens
@@ -100,8 +118,8 @@ async def judged_items(
             "new_tokens_mean": round((prompt_tokens - cached) / len(scored), 1),
             "prefix_tokens": len(judge.prefix_ids),
         }
-        if offer_seconds:  # asked one after the other here; the app asks both at once
-            costs["offer_accepted_ms_mean"] = round(sum(offer_seconds) / len(offer_seconds) * 1000, 1)
+        if offer_seconds:  # both offer judges, one after the other here; the app asks all at once
+            costs["offer_judges_ms_mean"] = round(sum(offer_seconds) / len(offer_seconds) * 1000, 1)
         offer_threshold = offer_judge.threshold if offer_judge else None
         judged[language] = JudgedSet(scored, judge.threshold, costs, offer_threshold)
     return judged
@@ -136,6 +154,9 @@ def summary(scored: list[Scored], threshold: float, offer_threshold: float | Non
     figures: dict[str, Any] = {"items": len(scored), "threshold": threshold}
     if offer_threshold is not None:
         figures["offer_accepted_threshold"] = offer_threshold
+        made = [s.made_threshold for s in scored if s.p_offer_made is not None]
+        if made:
+            figures["offer_made_threshold"] = made[0]
     return figures | {
         "precision": round(true_yes / sum(said), 3) if any(said) else None,
         "recall": round(true_yes / truly_yes, 3) if truly_yes else None,
@@ -143,6 +164,7 @@ def summary(scored: list[Scored], threshold: float, offer_threshold: float | Non
         "errors": [
             {"item": s.item, "expected": "yes" if s.truth else "no", "p_yes": round(s.p_yes, 3)}
             | ({} if s.p_offer_accepted is None else {"p_offer_accepted": round(s.p_offer_accepted, 3)})
+            | ({} if s.p_offer_made is None else {"p_offer_made": round(s.p_offer_made, 3)})
             for s, yes in zip(scored, said, strict=True)
             if s.truth != yes
         ],

@@ -199,6 +199,23 @@ def bot_cases(prompts_dir: Path, bots: list[str] | None) -> dict[str, list[Case]
     return {slug: load_cases(folder / EVAL_FILE) for slug, folder in chosen.items()}
 
 
+def eval_app_settings(settings: Settings, database: str, prompts: Path, *, as_served: bool) -> Settings:
+    """The eval's own app: its database and prompts, no Redis, and one engine request at a time
+    (the handoff judges' included: the same score each run) unless `as_served`. It is one client
+    sending each case's messages as fast as the bot answers them, which the widget's limits per
+    address and per conversation would cut short on a fast engine."""
+    return settings.model_copy(
+        update={
+            "database_url": database,
+            "redis_url": None,
+            "prompts_dir": prompts,
+            "one_request_at_a_time": not as_served,
+            "rate_limit_requests_per_address": 1_000_000,
+            "rate_limit_messages_per_conversation": 1_000_000,
+        }
+    )
+
+
 @asynccontextmanager
 async def app_client(
     settings: Settings, url: str | None, bots: Collection[str], *, as_served: bool = False
@@ -218,15 +235,7 @@ async def app_client(
         await asyncio.to_thread(upgrade, database)
         # No bot it does not evaluate is loaded and warmed.
         prompts = copy_with_bots(settings.prompts_dir, Path(folder) / "prompts", bots)
-        # One engine request at a time, the handoff judge's included: the same score each run.
-        own = settings.model_copy(
-            update={
-                "database_url": database,
-                "redis_url": None,
-                "prompts_dir": prompts,
-                "one_request_at_a_time": not as_served,
-            }
-        )
+        own = eval_app_settings(settings, database, prompts, as_served=as_served)
         app = create_app(own)
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)

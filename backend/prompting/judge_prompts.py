@@ -19,7 +19,7 @@ from backend.config import PROJECT_ROOT
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
 # The questions the app asks; see backend/conversations.
-JUDGES = ("handoff", "offer_accepted", "unanswered", "supported", "opening", "line_answers")
+JUDGES = ("handoff", "offer_made", "offer_accepted", "unanswered", "supported", "opening", "line_answers")
 IN_CONTEXT = {"supported", "opening"}  # asked at the end of the conversation itself: no examples
 ANSWERS = {"yes": True, "no": False}
 
@@ -93,7 +93,8 @@ LABELS = {
     },
 }
 ITEM_FIELDS = {
-    "handoff": ("previous_reply", "text"),
+    "handoff": ("text",),
+    "offer_made": ("previous_reply",),
     "offer_accepted": ("previous_reply", "text"),
     "unanswered": ("question", "reply"),
     "line_answers": ("question", "line"),
@@ -101,12 +102,13 @@ ITEM_FIELDS = {
 
 
 # Which judges a bot asks unless its bot.toml `[judges]` says otherwise. The handoff judges
-# (`offer_accepted` is the handoff judge's help with answers to the bot's offer of a person)
-# and `line_answers` (a policy line quoted instead of "I don't know") by default: on the
-# default (0.5B) model the others were no better than chance on the labelled sets and the
-# eval (docs/quality.md); turn them on with a model that passes them.
+# (`offer_made` and `offer_accepted` read answers to the bot's offer of a person, beside the
+# handoff judge) and `line_answers` (a policy line quoted instead of "I don't know") by
+# default: on the default (0.5B) model the others were no better than chance on the labelled
+# sets and the eval (docs/quality.md); turn them on with a model that passes them.
 DEFAULT_SWITCHES = {
     "handoff": True,
+    "offer_made": True,
     "offer_accepted": True,
     "unanswered": False,
     "supported": False,
@@ -115,14 +117,19 @@ DEFAULT_SWITCHES = {
 }
 
 
+# offer_made is the offer_accepted judge's other half and follows its switch.
+SWITCHES = tuple(name for name in JUDGES if name != "offer_made")
+
+
 def judge_switches(config: dict[str, object]) -> dict[str, bool]:
-    unknown = set(config) - set(JUDGES)
+    unknown = set(config) - set(SWITCHES)
     if unknown or not all(isinstance(on, bool) for on in config.values()):
-        raise JudgePromptError(f"[judges] takes {list(JUDGES)} = true or false; got {config}")
-    switches = {name: bool(config.get(name, DEFAULT_SWITCHES[name])) for name in JUDGES}
+        raise JudgePromptError(f"[judges] takes {list(SWITCHES)} = true or false; got {config}")
+    switches = {name: bool(config.get(name, DEFAULT_SWITCHES[name])) for name in SWITCHES}
     # offer_accepted helps the handoff judge and is never asked alone: a bot that turns the
     # handoff judge off (to answer sooner) turns both off.
     switches["offer_accepted"] = switches["offer_accepted"] and switches["handoff"]
+    switches["offer_made"] = switches["offer_accepted"]
     return switches
 
 
@@ -186,6 +193,7 @@ def _example(path: Path, language: str, n: int, raw: Any, fields: tuple[str, ...
         raise JudgePromptError(f'{where}: answer must be "yes" or "no"')
     unknown = set(raw) - {*fields, "answer"}
     if unknown or not str(raw.get(fields[-1], "")).strip():
-        raise JudgePromptError(f"{where}: needs {fields[-1]!r}, may have {fields[0]!r}, nothing else")
+        optional = f", may have {fields[0]!r}" if len(fields) > 1 else ""
+        raise JudgePromptError(f"{where}: needs {fields[-1]!r}{optional}, nothing else")
     item = format_item({key: str(raw.get(key, "")) for key in fields}, language)
     return JudgeExample(item, ANSWERS[str(raw["answer"]).lower()])

@@ -31,22 +31,34 @@ def test_the_summary_names_the_threshold_and_the_items_judged_wrong():
     assert [error["p_yes"] for error in figures["errors"]] == [0.4, 0.45]
 
 
-def test_an_answer_to_the_bots_offer_is_a_yes_when_either_handoff_judge_says_so():
-    # The handoff judge misses two short acceptances; the offer_accepted judge, asked only about
-    # messages that answer the bot (the others have no P for it), finds them.
+def test_an_answer_to_the_bots_offer_is_a_yes_when_the_offer_judges_say_so():
+    # The handoff judge misses two short acceptances; the offer judges, asked only about
+    # messages that answer the bot (the others have no P for them), find them: the bot offered
+    # a person (offer_made) and the customer agreed (offer_accepted).
+    def answer(truth: bool, p_yes: float, item: str, accepted: float, made: float) -> Scored:
+        return Scored(truth, p_yes, item, p_offer_accepted=accepted, p_offer_made=made, made_threshold=0.4)
+
     scored = [
         Scored(True, 0.8, "asks for a manager"),
-        Scored(True, 0.2, "ok do it", p_offer_accepted=0.7),
-        Scored(True, 0.1, "please do", p_offer_accepted=0.6),
-        Scored(False, 0.1, "no thanks", p_offer_accepted=0.1),
-        Scored(False, 0.2, "yes please, to another offer", p_offer_accepted=0.45),
+        answer(True, 0.2, "ok do it", 0.7, 0.9),
+        answer(True, 0.1, "please do", 0.6, 0.5),
+        answer(False, 0.1, "no thanks", 0.1, 0.9),
+        answer(False, 0.2, "yes please, to another offer", 0.45, 0.1),
         Scored(False, 0.1, "where is my parcel?"),
     ]
     threshold = calibrated_threshold(scored)
     assert summary(scored, threshold)["recall"] == 0.333
     offer_threshold = calibrated_offer_threshold(scored, threshold)
-    assert offer_threshold is not None and 0.45 <= offer_threshold < 0.6
+    assert offer_threshold is not None and offer_threshold < 0.6
     figures = summary(scored, threshold, offer_threshold)
     assert (figures["precision"], figures["recall"], figures["accuracy"]) == (1.0, 1.0, 1.0)
-    assert figures["offer_accepted_threshold"] == offer_threshold
+    assert figures["offer_accepted_threshold"] == offer_threshold and figures["offer_made_threshold"] == 0.4
     assert calibrated_offer_threshold(_items((True, 0.9), (False, 0.1)), 0.5) is None  # never asked
+
+
+def test_a_yes_to_a_question_that_offered_no_person_is_not_a_request_for_one():
+    # offer_accepted reads any yes as acceptance; without an offer of a person it does not count.
+    scored = [Scored(False, 0.2, "yes please, to the link", p_offer_accepted=0.9, p_offer_made=0.1)]
+    assert summary(scored, 0.5, 0.5)["accuracy"] == 1.0
+    offered = [Scored(True, 0.2, "yes please, to a colleague", p_offer_accepted=0.9, p_offer_made=0.8)]
+    assert summary(offered, 0.5, 0.5)["recall"] == 1.0

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from backend.api.rate_limits import MemoryRateLimiter, RateLimits
 from backend.config import PROJECT_ROOT, Settings
+from backend.errors import TooManyRequests
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
 from backend.evaluation.cli import bots_within_prefix_budget
-from backend.evaluation.runner import CaseResult, Transcript, bot_cases, summarise
+from backend.evaluation.runner import CaseResult, Transcript, bot_cases, eval_app_settings, summarise
 from backend.prompting.bots import copy_with_bots, load_bots, load_worked_examples
 from backend.retrieval.terms import terms
 
@@ -137,6 +139,24 @@ def test_the_evals_own_app_loads_only_the_bots_it_evaluates(tmp_path: Path):
     assert (prompts / "shop-en" / "eval.toml").read_bytes() == (
         PROJECT_ROOT / "prompts/shop-en/eval.toml"
     ).read_bytes()
+
+
+async def test_the_evals_own_app_is_not_cut_short_by_the_widgets_rate_limits(tmp_path: Path):
+    # The eval sends a case's messages as fast as the bot answers: on a fast engine, well over
+    # the widget requests a minute one address may send, and the messages of one conversation.
+    settings = Settings(redis_url="redis://127.0.0.1:6379/0")
+    widget_limits = RateLimits(MemoryRateLimiter(), settings)
+    with pytest.raises(TooManyRequests):
+        for _ in range(settings.rate_limit_requests_per_address + 1):
+            await widget_limits.request_from("127.0.0.1")
+
+    own = eval_app_settings(settings, "sqlite+aiosqlite:///x.db", tmp_path, as_served=False)
+    eval_limits = RateLimits(MemoryRateLimiter(), own)
+    for _ in range(5_000):  # a hundred cases of several turns, in one minute
+        await eval_limits.request_from("127.0.0.1")
+        await eval_limits.message_to("one-conversation")
+    assert own.redis_url is None and own.one_request_at_a_time and own.prompts_dir == tmp_path
+    assert not eval_app_settings(settings, "sqlite://", tmp_path, as_served=True).one_request_at_a_time
 
 
 def test_the_gate_can_leave_out_a_bot_whose_prefix_takes_minutes_to_prefill(default_model_dir, capsys):

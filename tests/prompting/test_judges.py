@@ -115,12 +115,15 @@ def test_a_judge_file_that_does_not_parse_names_the_file_and_line(tmp_path):
         load_judge_prompt(one_sided, "unanswered", "en")
 
 
-def test_the_offer_accepted_judge_is_on_only_beside_the_handoff_judge():
-    assert judge_switches({})["offer_accepted"] and judge_switches({})["handoff"]
+def test_the_offer_judges_are_on_only_beside_the_handoff_judge():
+    assert judge_switches({})["offer_accepted"] and judge_switches({})["offer_made"]
     handoff_off = judge_switches({"handoff": False})
     assert handoff_off == dict.fromkeys(JUDGES, False) | {"line_answers": True}
     assert not judge_switches({"handoff": False, "offer_accepted": True})["offer_accepted"]
-    assert not judge_switches({"offer_accepted": False})["offer_accepted"]
+    offer_off = judge_switches({"offer_accepted": False})
+    assert offer_off["handoff"] and not offer_off["offer_accepted"] and not offer_off["offer_made"]
+    with pytest.raises(JudgePromptError, match="offer_accepted"):  # offer_made follows it
+        judge_switches({"offer_made": False})
 
 
 async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_answers(
@@ -149,9 +152,10 @@ async def test_thresholds_are_chosen_on_a_development_set_from_the_engines_own_a
     assert [item.truth for item in english.items] == [asks for _, asks in messages]
     assert all(0.0 < item.p_yes < 1.0 for item in english.items)
     assert english.items[0].p_yes == pytest.approx(english.items[2].p_yes, abs=1e-3)  # greedy: repeatable
-    offers = [item.p_offer_accepted for item in english.items]
-    assert offers[:-1] == [None] * 6 and offers[-1] is not None and 0.0 < offers[-1] < 1.0
-    assert english.offer_threshold is not None and "offer_accepted_ms_mean" in english.costs
+    for offer_judge in ("p_offer_accepted", "p_offer_made"):
+        offers = [getattr(item, offer_judge) for item in english.items]
+        assert offers[:-1] == [None] * 6 and offers[-1] is not None and 0.0 < offers[-1] < 1.0
+    assert english.offer_threshold is not None and "offer_judges_ms_mean" in english.costs
     chosen = calibrated_threshold(english.items)
     figures = summary(english.items, chosen)
     assert figures["accuracy"] >= summary(english.items, english.threshold)["accuracy"]
@@ -198,12 +202,16 @@ async def test_a_handover_decided_before_the_reply_starts_no_reply(make_services
     assert [request_id for _, request_id in engine.log if request_id.startswith("reply-")] == []
 
 
-async def test_an_answer_to_the_bot_is_also_read_by_the_offer_accepted_judge(
-    make_services, tiny_vllm, prompts_copy
+@pytest.mark.parametrize("offered", [True, False])
+async def test_an_answer_to_the_bot_is_handed_over_when_it_accepts_an_offer_of_a_person(
+    make_services, tiny_vllm, prompts_copy, offered
 ):
-    # The handoff judge says no to anything, the offer_accepted judge yes: the first message,
-    # which answers no bot message, gets a reply; the second is read by both and handed over.
-    for name, threshold in (("handoff", "0.999999"), ("offer_accepted", "0.000001")):
+    # The handoff judge says no to anything, the offer_accepted judge yes; the offer_made judge
+    # says whether the bot's message offered a person. The first message, which answers no bot
+    # message, gets a reply; the second is read by all three and handed over only after an offer.
+    thresholds = {"handoff": "0.999999", "offer_accepted": "0.000001"}
+    thresholds["offer_made"] = "0.000001" if offered else "0.999999"
+    for name, threshold in thresholds.items():
         judge = prompts_copy / "_judges" / f"{name}.toml"
         judge.write_text(
             re.sub(r"(?m)^threshold = .*$", f"threshold = {threshold}", judge.read_text(encoding="utf-8"))
@@ -219,14 +227,16 @@ async def test_an_answer_to_the_bot_is_also_read_by_the_offer_accepted_judge(
     second = done_of(await take_turn(services, cid, "ok, do that"))
     asked_second = {request_id.split("-")[0] for _, request_id in engine.log}
 
-    assert not first.handoff and "offer_accepted" not in asked_first and "handoff" in asked_first
-    assert second.handoff and {"handoff", "offer_accepted"} <= asked_second
+    assert not first.handoff and asked_first & {"offer_made", "offer_accepted"} == set()
+    assert "handoff" in asked_first
+    assert {"handoff", "offer_made", "offer_accepted"} <= asked_second
+    assert second.handoff == offered
     conversation, _ = await stored(services, cid)
-    assert conversation.handoff_reason == "customer_request"
+    assert (conversation.handoff_reason == "customer_request") == offered
 
 
 def test_the_handoff_judges_read_the_end_of_a_long_previous_message():
-    # A long reply would add its every token to both judges' prefill on the next turn; what the
+    # A long reply would add its every token to the offer judges' prefill on the next turn; what the
     # customer answers is what it asked or offered last.
     answer = "Tents carry a 2-year warranty; zips and poles are repaired free of charge within it. " * 4
     offer = "If that does not answer your question, I can pass you to a colleague. Shall I?"
