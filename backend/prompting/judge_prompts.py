@@ -108,8 +108,7 @@ ITEM_FIELDS = {
 # sets and the eval (docs/quality.md); turn them on with a model that passes them.
 DEFAULT_SWITCHES = {
     "handoff": True,
-    "offer_made": True,
-    "offer_accepted": True,
+    "offer_accepted": True,  # and with it `offer_made`
     "unanswered": False,
     "supported": False,
     "opening": False,
