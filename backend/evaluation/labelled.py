@@ -82,6 +82,7 @@ async def judged_items(
             offer_prompts = shared_judge_prompts(prompts_dir, language, ("offer_made", "offer_accepted"))
             offer_judge = YesNoJudge(offer_prompts["offer_accepted"], chat_format)
             made_judge = YesNoJudge(offer_prompts["offer_made"], chat_format)
+        made_threshold = made_judge.threshold if made_judge else 0.5
         scored, seconds, cached, prompt_tokens, offer_seconds = [], 0.0, 0, 0, []
         for n, item in enumerate(i for i in items if i["language"] == language):
             text = format_item({key: str(item.get(key, "")) for key in fields}, language)
@@ -91,12 +92,9 @@ async def judged_items(
             p_offer = p_made = None
             previous_reply = str(item.get("previous_reply", ""))
             if offer_judge is not None and made_judge is not None and previous_reply.strip():
-                answer = {"previous_reply": previous_reply, "text": str(item["text"])}
+                answer = format_item({"previous_reply": previous_reply, "text": str(item["text"])}, language)
                 offer = await offer_judge.ask(
-                    engine,
-                    format_item(answer, language),
-                    request_id=f"labelled-offer-{language}-{n}",
-                    cache_salt="labelled",
+                    engine, answer, request_id=f"labelled-offer-{language}-{n}", cache_salt="labelled"
                 )
                 made = await made_judge.ask(
                     engine,
@@ -106,9 +104,8 @@ async def judged_items(
                 )
                 p_offer, p_made = offer.p_yes, made.p_yes
                 offer_seconds.append(offer.seconds + made.seconds)
-                text = format_item(answer, language)  # what a reader of the errors needs
+                text = answer  # what a reader of the errors needs
             truth = bool(item[label]) == label_means_yes
-            made_threshold = made_judge.threshold if made_judge else 0.5
             scored.append(Scored(truth, judgement.p_yes, text, p_offer, p_made, made_threshold))
             seconds += judgement.seconds
             cached += judgement.cached_tokens

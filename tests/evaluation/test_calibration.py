@@ -49,7 +49,8 @@ def test_an_answer_to_the_bots_offer_is_a_yes_when_the_offer_judges_say_so():
     threshold = calibrated_threshold(scored)
     assert summary(scored, threshold)["recall"] == 0.333
     offer_threshold = calibrated_offer_threshold(scored, threshold)
-    assert offer_threshold is not None and offer_threshold < 0.6
+    # The "yes" to another offer (0.45) no longer bounds it from below: offer_made says no there.
+    assert offer_threshold is not None and 0.1 <= offer_threshold < 0.6
     figures = summary(scored, threshold, offer_threshold)
     assert (figures["precision"], figures["recall"], figures["accuracy"]) == (1.0, 1.0, 1.0)
     assert figures["offer_accepted_threshold"] == offer_threshold and figures["offer_made_threshold"] == 0.4
