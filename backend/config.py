@@ -47,8 +47,9 @@ class Settings(BaseSettings):
     redis_key_prefix: str = "prefixdesk:"
     session_ttl_seconds: int = 24 * 3600
 
-    # The model: a local Hugging Face checkpoint directory; unset, the default model
-    # (fetched and converted by `prefixdesk model fetch` into `cache_dir`).
+    # The model: a local Hugging Face checkpoint directory, or a packaged model's name
+    # (engine/model_store.py); unset, the default model (fetched and converted by `prefixdesk
+    # model fetch` into `cache_dir`).
     model: Path | None = None
     cache_dir: Path = Path.home() / ".cache" / "prefixdesk"
     prompts_dir: Path = PROJECT_ROOT / "prompts"

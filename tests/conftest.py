@@ -21,7 +21,7 @@ from backend import services as services_module
 from backend.config import Settings
 from backend.db import create_db_engine
 from backend.engine.interface import Engine
-from backend.engine.model_store import fetch_default_model
+from backend.engine.model_store import fetch_model
 from backend.engine.tiny_model import build_tiny_model
 from backend.engine.vllm_engine import VllmEngine
 from backend.migrate import upgrade
@@ -60,7 +60,7 @@ def _one_tokenizer_per_model() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def default_model_dir() -> Path:
-    return fetch_default_model(CACHE_DIR)
+    return fetch_model(CACHE_DIR)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from backend.config import PROJECT_ROOT, Settings, get_settings
-from backend.engine.model_store import resolve_model_dir
+from backend.engine.model_store import DEFAULT_MODEL, resolve_model_dir
 from backend.evaluation.ablation import VARIANTS, ablation_table
 from backend.evaluation.cases import EVAL_FILE, EvalFileError
 from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
@@ -239,12 +239,17 @@ def judges_command(
                 typer.echo(f"    expected {error['expected']} (p_yes {error['p_yes']}{offer}): {item}")
     if calibrate is not None:
         typer.echo("\nthe chosen thresholds, for prompts/_judges/<judge>.toml (a table per language):")
+        name = report["model_name"]
         for judge, languages in report["judges"].items():
             for language, figures in languages.items():
-                typer.echo(f"  {judge}.toml [{language}] threshold = {figures['threshold']}")
+                chosen = [(judge, figures["threshold"])]
                 if "offer_accepted_threshold" in figures:
-                    offer = figures["offer_accepted_threshold"]
-                    typer.echo(f"  offer_accepted.toml [{language}] threshold = {offer}")
+                    chosen.append(("offer_accepted", figures["offer_accepted_threshold"]))
+                for file, threshold in chosen:
+                    if name == DEFAULT_MODEL.name:
+                        typer.echo(f"  {file}.toml [{language}] threshold = {threshold}")
+                    else:
+                        typer.echo(f'  {file}.toml [{language}.model_thresholds] "{name}" = {threshold}')
     typer.echo(f"\nwritten to {output}")
 
 
@@ -338,6 +343,7 @@ async def _score_judges(settings: Settings, labelled: Path, development: Path | 
         engine.shutdown()
     return {
         "model": str(settings.model or "default"),
+        "model_name": chat_format.model_name,
         "calibrated_on": str(development) if development else None,
         "judges": judges,
     }

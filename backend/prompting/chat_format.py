@@ -8,6 +8,7 @@ nothing a customer types can become a role or turn marker.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 PLACEHOLDER = "\u2063PREFIXDESK-MESSAGE\u2063"
@@ -29,6 +30,9 @@ ChatMessage = dict[str, str]
 class ChatFormat:
     def __init__(self, tokenizer: Any):  # a Hugging Face tokenizer with a chat template
         self.tokenizer = tokenizer
+        # The model's name: its checkpoint directory's (a packaged model's directory is named
+        # after it); the judges' thresholds are chosen per model.
+        self.model_name = Path(str(getattr(tokenizer, "name_or_path", ""))).name
         if not getattr(tokenizer, "chat_template", None):
             raise ChatTemplateError("the tokenizer has no chat template")
         sys_, usr, ast = (

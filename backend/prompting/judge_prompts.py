@@ -10,7 +10,7 @@ its prefix cache: only the item judged is new.
 import re
 import tomllib
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,15 @@ class JudgePrompt:
     name: str
     instruction: str
     examples: tuple[JudgeExample, ...]
-    threshold: float  # "yes" when its probability, against "no", is at least this
+    threshold: float  # "yes" when its probability, against "no", is above this
     source: Path
+    # Other models' own thresholds, by model name (`[<lang>.model_thresholds]`): each model
+    # leans its own way, so each is calibrated apart (`prefixdesk judges --calibrate`).
+    model_thresholds: dict[str, float] = field(default_factory=dict)
+
+    def threshold_for(self, model: str) -> float:
+        """The threshold for the model of that name: its own, else the file's `threshold`."""
+        return self.model_thresholds.get(model, self.threshold)
 
 
 def format_item(fields: dict[str, str], language: str) -> str:
@@ -180,10 +187,18 @@ def load_judge_prompt(path: Path, name: str, language: str) -> JudgePrompt:
         )
     if name not in IN_CONTEXT and (not any(e.answer for e in examples) or all(e.answer for e in examples)):
         raise JudgePromptError(f"{path}: [{language}] needs examples answered yes and examples answered no")
-    threshold = float(table.get("threshold", document.get("threshold", 0.5)))
-    if not 0 < threshold < 1:
-        raise JudgePromptError(f"{path}: threshold must be between 0 and 1, not {threshold}")
-    return JudgePrompt(name, instruction.strip(), examples, threshold, path)
+    threshold = _threshold(path, table.get("threshold", document.get("threshold", 0.5)))
+    by_model = table.get("model_thresholds", {})
+    if not isinstance(by_model, dict):
+        raise JudgePromptError(f"{path}: [{language}.model_thresholds] must map model names to thresholds")
+    model_thresholds = {str(model): _threshold(path, value) for model, value in by_model.items()}
+    return JudgePrompt(name, instruction.strip(), examples, threshold, path, model_thresholds)
+
+
+def _threshold(path: Path, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise JudgePromptError(f"{path}: a threshold must be a number between 0 and 1, not {value!r}")
+    return float(value)
 
 
 def _example(path: Path, language: str, n: int, raw: Any, fields: tuple[str, ...]) -> JudgeExample:

@@ -70,7 +70,7 @@ class YesNoJudge:
     def __init__(self, prompt: JudgePrompt, chat_format: ChatFormat):
         self.name = prompt.name
         self.instruction = prompt.instruction
-        self.threshold = prompt.threshold
+        self.threshold = prompt.threshold_for(chat_format.model_name)
         self.labels = YesNoLabels(chat_format)
         self._format = chat_format
         ids = chat_format.message(chat_format.first_system, prompt.instruction)

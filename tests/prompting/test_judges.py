@@ -100,6 +100,42 @@ async def test_replies_on_the_real_engine_pass_the_gate_and_are_checked(
     assert done.held_ms is not None and done.held_ms >= 0
 
 
+async def test_a_models_own_threshold_decides_for_that_model(
+    make_services, tiny_vllm, tiny_model_dir, prompts_copy
+):
+    # The file's threshold is left as shipped; the one for the model being run, named after
+    # its checkpoint directory, makes any answer a yes.
+    handoff = prompts_copy / "_judges" / "handoff.toml"
+    text, table = handoff.read_text(encoding="utf-8"), "[en.model_thresholds]\n"
+    assert table in text  # where the shipped file names the packaged larger model's
+    handoff.write_text(text.replace(table, f'{table}"{tiny_model_dir.name}" = 0.000001\n'), encoding="utf-8")
+    services = await make_services(engine=tiny_vllm, prompts_dir=prompts_copy)
+    cid = (await open_conversation(services)).conversation.id
+
+    done = done_of(await take_turn(services, cid, "What colours does the rain jacket come in?"))
+
+    assert done.handoff
+    prompt = load_bot(prompts_copy / "shop-en").judges["handoff"]
+    assert prompt.threshold_for(tiny_model_dir.name) == 0.000001
+    assert prompt.threshold_for("another-model") == prompt.threshold > 0.1
+
+
+def test_a_judge_file_gives_other_models_their_own_thresholds_or_names_what_is_wrong(tmp_path):
+    path = tmp_path / "handoff.toml"
+    base = '[en]\ninstruction = "x"\nthreshold = 0.4\n[[en.example]]\ntext = "a"\nanswer = "yes"\n'
+    base += '[[en.example]]\ntext = "b"\nanswer = "no"\n'
+    path.write_text(base + '[en.model_thresholds]\n"Qwen2.5-7B-Instruct" = 0.55\n', encoding="utf-8")
+    prompt = load_judge_prompt(path, "handoff", "en")
+    assert prompt.threshold_for("Qwen2.5-7B-Instruct") == 0.55
+    assert prompt.threshold_for("qwen2.5-coder-0.5b-instruct") == 0.4
+    for bad in ('"m" = 1.5', '"m" = "high"', '"m" = true'):
+        path.write_text(base + f"[en.model_thresholds]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(
+            JudgePromptError, match="handoff.toml: a threshold must be a number between 0 and 1"
+        ):
+            load_judge_prompt(path, "handoff", "en")
+
+
 def test_a_judge_file_that_does_not_parse_names_the_file_and_line(tmp_path):
     broken = tmp_path / "handoff.toml"
     broken.write_text(
