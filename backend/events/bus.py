@@ -125,7 +125,7 @@ class RedisEventBus:
                     yield Event.from_json(message["data"])
         finally:
             with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                await pubsub.aclose()
 
     async def close(self) -> None:
         pass
