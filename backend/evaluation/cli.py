@@ -197,8 +197,21 @@ def judges_command(
     ] = None,
 ) -> None:
     """Score the yes/no judges (prompts/_judges) on labelled sets: precision, recall, cost."""
+    from backend.evaluation.labelled import SETS
+
+    # A folder may label only some judges' items (a team's own handoff messages, say).
+    names = [name for name, (file, *_) in SETS.items() if (labelled / file).is_file()]
+    if not names:
+        files = ", ".join(file for file, *_ in SETS.values())
+        raise typer.BadParameter(f"{labelled} holds none of {files}", param_hint="--labelled")
+    if calibrate is not None and (
+        missing := [SETS[n][0] for n in names if not (calibrate / SETS[n][0]).is_file()]
+    ):
+        raise typer.BadParameter(
+            f"{calibrate} lacks {', '.join(missing)}, which {labelled} has", param_hint="--calibrate"
+        )
     settings = get_settings()
-    report = asyncio.run(_score_judges(settings, labelled, calibrate))
+    report = asyncio.run(_score_judges(settings, labelled, calibrate, names))
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for judge, languages in report["judges"].items():
@@ -300,11 +313,12 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path)
 
 
-async def _score_judges(settings: Settings, labelled: Path, development: Path | None) -> dict[str, Any]:
+async def _score_judges(
+    settings: Settings, labelled: Path, development: Path | None, names: list[str]
+) -> dict[str, Any]:
     from backend.engine.factory import start_engine
     from backend.engine.model_store import resolve_model_dir
     from backend.evaluation.labelled import (
-        SETS,
         calibrated_offer_threshold,
         calibrated_threshold,
         judged_items,
@@ -318,7 +332,7 @@ async def _score_judges(settings: Settings, labelled: Path, development: Path | 
     engine = await start_engine(settings, model_dir, None)
     judges: dict[str, Any] = {}
     try:
-        for name in SETS:
+        for name in names:
             held_out = await judged_items(engine, chat_format, settings.prompts_dir, labelled, name)
             chosen = {lang: (judged.threshold, judged.offer_threshold) for lang, judged in held_out.items()}
             if development is not None:

@@ -1,5 +1,10 @@
 """Choosing a judge's threshold on a development set: the most items right, near 0.5 on ties."""
 
+import re
+
+from typer.testing import CliRunner
+
+from backend.cli import app
 from backend.evaluation.labelled import Scored, calibrated_offer_threshold, calibrated_threshold, summary
 
 
@@ -63,3 +68,20 @@ def test_a_yes_to_a_question_that_offered_no_person_is_not_a_request_for_one():
     assert summary(scored, 0.5, 0.5)["accuracy"] == 1.0
     offered = [Scored(True, 0.2, "yes please, to a colleague", p_offer_accepted=0.9, p_offer_made=0.8)]
     assert summary(offered, 0.5, 0.5)["recall"] == 1.0
+
+
+def test_judges_scores_the_sets_a_folder_has_and_names_what_is_missing(tmp_path):
+    # Checked before the engine starts: a folder with no labelled set, or a development
+    # folder without a set the labelled folder has, is refused with its name.
+    def said(result) -> str:  # the error box's text, unwrapped
+        return " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+
+    runner = CliRunner(env={"COLUMNS": "500", "TERMINAL_WIDTH": "500"})  # one line per message
+    empty = runner.invoke(app, ["judges", "--labelled", str(tmp_path)])
+    assert empty.exit_code == 2 and "holds none of handoff_requests.toml" in said(empty)
+    (tmp_path / "handoff_requests.toml").write_text("", encoding="utf-8")
+    development = tmp_path / "dev"
+    development.mkdir()
+    args = ["judges", "--labelled", str(tmp_path), "--calibrate", str(development)]
+    lacking = runner.invoke(app, args)
+    assert lacking.exit_code == 2 and "lacks handoff_requests.toml, which" in said(lacking)
