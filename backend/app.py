@@ -13,7 +13,6 @@ from backend.api.errors import install_error_handlers
 from backend.api.limits import BodySizeLimit
 from backend.api.security import SecurityHeaders
 from backend.config import Settings, get_settings
-from backend.conversations import routes as widget
 from backend.embedding import routes as widget_origins
 from backend.embedding.cors import WidgetCors
 from backend.engine.interface import Engine
@@ -23,6 +22,7 @@ from backend.metrics.prometheus import HttpMetrics
 from backend.reports import routes as reports
 from backend.services import build_services
 from backend.webhooks import routes as webhooks
+from backend.widget import routes as widget
 
 # How long a server that is stopping waits for open requests (a customer's reply stream)
 # before it cancels them; the replies themselves are then drained and stored (Services.close).

@@ -7,11 +7,11 @@ from typing import Annotated
 import typer
 
 from backend.agents.cli import agents_app
+from backend.authoring.cli import prompts_app
 from backend.config import get_settings
 from backend.engine.model_store import ModelError
 from backend.evaluation.cli import eval_command, judges_command, line_matching_command
 from backend.knowledge.cli import knowledge_app
-from backend.prompting.cli import prompts_app
 
 app = typer.Typer(
     help="prefixdesk: a customer-service chatbot on vLLM with prefix caching.",
@@ -28,6 +28,12 @@ app.add_typer(knowledge_app, name="knowledge")
 app.command("eval")(eval_command)
 app.command("judges")(judges_command)
 app.command("line-matching")(line_matching_command)
+
+
+@app.callback()
+def read_settings(ctx: typer.Context) -> None:
+    """Settings are read once, here: every command takes them from its context (`settings_given`)."""
+    ctx.obj = get_settings()
 
 
 def _fail(message: str) -> None:

@@ -232,3 +232,11 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def settings_given(obj: object) -> Settings:
+    """The settings the composition root read: `backend/cli.py` puts them in the command's
+    context (`ctx.obj`), and every sub-command takes them from there instead of the environment."""
+    if not isinstance(obj, Settings):
+        raise RuntimeError("no settings in the command's context: run it through the `prefixdesk` command")
+    return obj

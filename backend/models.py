@@ -1,11 +1,11 @@
 """Every table, imported in one place so the metadata (and Alembic) sees them all."""
 
 from backend.agents.models import Agent, ApiToken, AuditEntry, CannedResponse
+from backend.bots.models import Bot, PromptVersion
 from backend.conversations.models import Conversation, ConversationRating, Message, Note
 from backend.db import Base
 from backend.embedding.models import WidgetOrigin
 from backend.outbox.models import Webhook, WebhookDelivery
-from backend.prompting.models import Bot, PromptVersion
 
 __all__ = [
     "Agent",

@@ -19,16 +19,10 @@ from backend.admin.erasure import Erasures
 from backend.admin.reloads import PromptReloads
 from backend.api.deps import Provided
 from backend.api.rate_limits import MemoryRateLimiter, RateLimiter, RateLimits, RedisRateLimiter
+from backend.bots.registry import BotRegistry
 from backend.config import Settings
-from backend.conversations.claims import ReplySlots, ReplyStops, TurnClaims, TurnLocks
-from backend.conversations.context import ConversationContext
 from backend.conversations.customers import CustomerConversations
-from backend.conversations.decisions import asks_for_person, wait_for_agent
-from backend.conversations.reply_checks import answered_the_question, figures_in_sources, supported_by_policy
-from backend.conversations.session_store import MemorySessionStore, RedisSessionStore, SessionStore
-from backend.conversations.sources import SourcePicker
 from backend.conversations.team import TeamDesk
-from backend.conversations.turn import ChatTurns, TurnLimits
 from backend.db import create_db_engine, create_session_factory
 from backend.embedding.origins import AllowedOrigins
 from backend.engine.factory import start_engine
@@ -45,8 +39,14 @@ from backend.metrics.recorder import Metrics
 from backend.metrics.store import MemoryMetricsStore, MetricsStore, RedisMetricsStore
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.registry import BotRegistry
 from backend.redis_client import create_redis
+from backend.turns.checks import answered_the_question, figures_in_sources, supported_by_policy
+from backend.turns.claims import ReplySlots, ReplyStops, TurnClaims, TurnLocks
+from backend.turns.context import ConversationContext
+from backend.turns.decisions import asks_for_person, wait_for_agent
+from backend.turns.session_store import MemorySessionStore, RedisSessionStore, SessionStore
+from backend.turns.sources import SourcePicker
+from backend.turns.turn import ChatTurns, TurnLimits
 from backend.unit_of_work import UnitOfWork, unit_of_work
 from backend.webhooks.worker import WebhookWorker
 

@@ -120,7 +120,7 @@ def tiny_settings(tiny_model_dir: Path, database_url: str, redis_prefix: str) ->
 
 @pytest.fixture(scope="session")
 async def tiny_vllm(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
-    """The tiny model on vLLM, as it is: for the judges' mechanics (tests/prompting/test_judges.py)."""
+    """The tiny model on vLLM, as it is: for the judges' mechanics (tests/judges/test_judges.py)."""
     engine = await VllmEngine.start(tiny_settings, tiny_settings.model)
     yield engine
     engine.shutdown()

@@ -18,10 +18,10 @@ from backend.agents.models import Agent, AgentRole
 from backend.conversations import repository
 from backend.conversations.customers import NewConversation
 from backend.conversations.models import Conversation, Message
-from backend.conversations.turn_events import Accepted, Done, TurnEvent
 from backend.engine.interface import Engine, LabelRead
 from backend.prompting.office_hours import DAYS
 from backend.services import Services
+from backend.turns.events import Accepted, Done, TurnEvent
 
 
 def customer_turn(decoded: str) -> str:
@@ -182,7 +182,7 @@ class ScriptedJudges(WrappedEngine):
     would answer them arbitrarily. A customer asks for a person when the message says "a human",
     "real person" or 转人工; every reply answered and is supported. Replies stay the model's.
 
-    The judges' own mechanics run on the real engine in tests/prompting/test_judges.py.
+    The judges' own mechanics run on the real engine in tests/judges/test_judges.py.
     """
 
     ASKS_FOR_PERSON = re.compile(r"a human|real person|转人工", re.IGNORECASE)
@@ -207,8 +207,8 @@ def prefix_tokens(settings, bot: str = "shop-en") -> int:
     from transformers import AutoTokenizer
 
     from backend.prompting.assembler import PromptAssembler
-    from backend.prompting.bots import load_bot
     from backend.prompting.chat_format import ChatFormat
+    from backend.prompting.definitions import load_bot
 
     assembler = PromptAssembler(ChatFormat(AutoTokenizer.from_pretrained(settings.model)))
     return len(assembler.bot_prefix(load_bot(settings.prompts_dir / bot)).token_ids)

@@ -16,12 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.agents import audit
 from backend.agents.models import Agent
 from backend.conversations import repository as repo
-from backend.conversations.claims import TurnLocks
-from backend.conversations.context import ConversationContext
 from backend.conversations.models import Conversation, ConversationRating, Message, Note
 from backend.db import utcnow
 from backend.outbox.models import WebhookDelivery
 from backend.tokens import digest
+from backend.turns.claims import TurnLocks
+from backend.turns.context import ConversationContext
 from backend.unit_of_work import UnitOfWork
 
 ERASED = "(erased)"

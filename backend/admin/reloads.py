@@ -6,11 +6,11 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from backend.bots.registry import BotRegistry
 from backend.engine.live import LiveEngine
 from backend.errors import InvalidInput
 from backend.events.bus import PROMPTS_RELOADED, Event
-from backend.prompting.bots import BotDefinitionError
-from backend.prompting.registry import BotRegistry
+from backend.prompting.definitions import BotDefinitionError
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)

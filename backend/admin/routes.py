@@ -10,10 +10,10 @@ from backend.admin.reloads import PromptReloads
 from backend.agents.auth import CurrentAdmin
 from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
+from backend.bots import repository as prompts
+from backend.bots.models import Bot as BotRow
+from backend.bots.registry import BotRegistry, LiveBot, Warmth
 from backend.conversations.repository import conversations_per_prompt_version
-from backend.prompting import repository as prompts
-from backend.prompting.models import Bot as BotRow
-from backend.prompting.registry import BotRegistry, LiveBot, Warmth
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin: prompts"])
 ERRORS = error_responses(401, 403, 422)

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from backend.api.deps import provided
+from backend.bots.registry import BotRegistry
 from backend.engine.live import LiveEngine
 from backend.engine.supervisor import EngineSupervisor
-from backend.prompting.registry import BotRegistry
 
 router = APIRouter(tags=["health"])
 

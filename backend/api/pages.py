@@ -9,9 +9,9 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from backend.api.deps import provided
+from backend.bots.registry import BotRegistry
 from backend.config import PROJECT_ROOT
 from backend.errors import NotFound
-from backend.prompting.registry import BotRegistry
 
 TEMPLATES_DIR = PROJECT_ROOT / "templates"
 templates = Jinja2Templates(directory=TEMPLATES_DIR)

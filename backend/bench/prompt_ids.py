@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.bench.workloads import Conversation
+from backend.bots.registry import cache_salt
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.registry import cache_salt
+from backend.prompting.definitions import load_bots
 
 
 @dataclass

@@ -21,7 +21,7 @@ import httpx
 
 from backend.config import PROJECT_ROOT, Settings
 from backend.engine.local_replicas import replica_command
-from backend.prompting.bots import copy_with_bots
+from backend.prompting.definitions import copy_with_bots
 from backend.prompting.judge_prompts import SHARED_FOLDER, SHIPPED
 
 PEER_MODEL_NAME = "bench"

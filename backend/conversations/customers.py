@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from backend.bots.registry import BotRegistry
+from backend.bots.repository import get_prompt_version
 from backend.conversations import repository as repo
 from backend.conversations.identity import verify
 from backend.conversations.messages import MIN_REPLY_TOKENS
@@ -14,9 +16,7 @@ from backend.conversations.schemas import IdentityIn
 from backend.errors import Forbidden, InvalidInput, NotFound, PayloadTooLarge
 from backend.events.bus import CONVERSATION_CREATED, Event
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import BotDefinitionError
-from backend.prompting.registry import BotRegistry
-from backend.prompting.repository import get_prompt_version
+from backend.prompting.definitions import BotDefinitionError
 from backend.tokens import digest, matches
 from backend.unit_of_work import UnitOfWork
 

@@ -9,7 +9,7 @@ from backend.conversations.models import Conversation, ConversationStatus, Hando
 from backend.db import utcnow
 from backend.errors import Conflict
 from backend.events.bus import HANDOFF_REQUESTED, STATUS_CHANGED, Event
-from backend.prompting.bots import HandoffSettings
+from backend.prompting.definitions import HandoffSettings
 
 
 def _set_status(conversation: Conversation, status: ConversationStatus, **extra: str) -> list[Event]:

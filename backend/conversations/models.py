@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from backend.bots.models import Bot
 from backend.db import Base, string_enum, utcnow
-from backend.prompting.models import Bot
 
 
 class ConversationStatus(enum.StrEnum):

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from backend.agents.models import Agent
+from backend.bots.registry import BotRegistry
 from backend.conversations.models import Conversation, ConversationStatus
 from backend.db import utcnow
 from backend.errors import ServiceUnavailable
 from backend.events.bus import CONTACT_GIVEN, Event
 from backend.prompting.office_hours import opening_text
-from backend.prompting.registry import BotRegistry
 from backend.unit_of_work import UnitOfWork
 
 

@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 import typer
 
+from backend.authoring.checks import load_tokenizer, render_bots, server_knowledge_budget
 from backend.config import PROJECT_ROOT, Settings, get_settings
 from backend.engine.model_store import DEFAULT_MODEL, resolve_model_dir
 from backend.evaluation.ablation import VARIANTS, ablation_table
 from backend.evaluation.cases import EVAL_FILE, EvalFileError
 from backend.evaluation.runner import app_client, bot_cases, evaluate_bot
-from backend.prompting.checks import load_tokenizer, render_bots, server_knowledge_budget
 
 DEFAULT_OUTPUT = PROJECT_ROOT / "bench" / "results" / "eval.json"
 ABLATION_OUTPUT = PROJECT_ROOT / "bench" / "results" / "ablation.json"
@@ -280,7 +280,7 @@ def line_matching_command(
     each bot's eval cases (no engine)."""
     from backend.evaluation.cases import load_cases
     from backend.evaluation.line_matching import PAIRS, first_line_hits, first_line_hits_on_cases
-    from backend.prompting.bots import load_bots
+    from backend.prompting.definitions import load_bots
     from backend.prompting.reference import MATCHING
 
     settings = get_settings()

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from backend.engine.interface import Engine
+from backend.judges.yes_no import YesNoJudge
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import format_item, shared_judge_prompts
-from backend.prompting.yes_no import YesNoJudge
 
 # judge -> (file, table of an item, the item's fields as the judge reads them, its label, is "yes")
 SETS = {

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.evaluation.cases import Case
-from backend.prompting.bots import Bot
+from backend.prompting.definitions import Bot
 from backend.prompting.reference import MATCHING, PolicyLines
 
 PAIRS = "line_answers.toml"

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from backend.config import Settings
 from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
-from backend.prompting.bots import copy_with_bots
+from backend.prompting.definitions import copy_with_bots
 from backend.sse_reader import read_sse
 
 TIMINGS = ("ttft_ms", "total_ms", "held_ms", "checks_ms")  # from each reply's done event

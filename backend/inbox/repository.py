@@ -6,8 +6,8 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.bots.models import Bot
 from backend.conversations.models import Conversation, ConversationStatus, Message, Note
-from backend.prompting.models import Bot
 
 
 @dataclass(frozen=True)

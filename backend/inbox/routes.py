@@ -12,7 +12,6 @@ from backend.api.inputs import ConversationId, JsonRoute, Page, RowIdQuery, Stor
 from backend.conversations.models import Conversation, ConversationStatus, Message
 from backend.conversations.repository import author_names
 from backend.conversations.schemas import CustomerOut, MessageOut
-from backend.conversations.turn import ChatTurns
 from backend.events.bus import EVENT_TYPES, EventBus
 from backend.inbox.repository import ConversationFilter
 from backend.inbox.schemas import (
@@ -26,6 +25,7 @@ from backend.inbox.schemas import (
     Transcript,
 )
 from backend.inbox.service import InboxService
+from backend.turns.turn import ChatTurns
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["agents: conversations"], route_class=JsonRoute)
 events_router = APIRouter(tags=["events"])

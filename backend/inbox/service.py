@@ -6,13 +6,12 @@ from collections.abc import Callable
 from backend.agents import audit
 from backend.agents import service as agents
 from backend.agents.models import Agent
+from backend.bots.registry import BotRegistry
+from backend.bots.repository import get_prompt_version
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
-from backend.conversations.claims import TurnLocks
-from backend.conversations.context import ConversationContext
 from backend.conversations.messages import append_message, message_event, message_text
 from backend.conversations.models import Conversation, ConversationStatus, Message, MessageRole, Note
-from backend.conversations.session_store import Session
 from backend.engine.interface import warm
 from backend.engine.live import LiveEngine
 from backend.errors import InvalidInput
@@ -21,8 +20,9 @@ from backend.inbox import repository as inbox_repo
 from backend.inbox.repository import ConversationFilter
 from backend.metrics.recorder import Metrics
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.registry import BotRegistry
-from backend.prompting.repository import get_prompt_version
+from backend.turns.claims import TurnLocks
+from backend.turns.context import ConversationContext
+from backend.turns.session_store import Session
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.knowledge.articles import Article, render_article
-from backend.prompting.bots import Bot
 from backend.prompting.chat_format import ChatFormat
+from backend.prompting.definitions import Bot
 
 ARTICLES_HEADINGS = {
     "en": "Help-center articles for the customer's next message:",

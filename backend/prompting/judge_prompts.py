@@ -1,4 +1,4 @@
-"""The fixed prompts of the questions the model answers yes or no (`prompting/yes_no.py`).
+"""The fixed prompts of the questions the model answers yes or no (`judges/yes_no.py`).
 
 Each judge is a TOML file with one table per language: an instruction and labelled examples.
 The shared ones are `prompts/_judges/<name>.toml` (a prompts folder without them uses the

@@ -1,5 +1,5 @@
 """The first words of a reply that commit it to yes or no, and what a bot does when they
-go against its policy (`conversations/second_try.py`).
+go against its policy (`turns/second_try.py`).
 
 They are read from the opening judge's file (`prompts/_judges/opening.toml`, or the bot's
 own `judges/opening.toml`), per language, beside the judge's instruction; the bot's

@@ -1,5 +1,5 @@
 """What a bot does when a reply starts by saying it does not know: the opening words that
-say so, and how it quotes a policy line that answers after all (`conversations/quotes.py`).
+say so, and how it quotes a policy line that answers after all (`turns/quotes.py`).
 
 Both are read from the `line_answers` judge's file (`prompts/_judges/line_answers.toml`, or
 the bot's own `judges/line_answers.toml`), per language, beside the judge's instruction.

@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from backend.bots.models import Bot
 from backend.conversations.models import Conversation, Message
 from backend.errors import InvalidInput
-from backend.prompting.models import Bot
 
 ROWS_PER_FETCH = 500
 

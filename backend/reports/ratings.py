@@ -8,9 +8,9 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.bots.models import Bot
 from backend.conversations.models import Conversation, ConversationRating
 from backend.conversations.ratings import MAX_SCORE, MIN_SCORE
-from backend.prompting.models import Bot
 
 SCORES = range(MIN_SCORE, MAX_SCORE + 1)
 

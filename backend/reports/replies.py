@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.bots.models import Bot
 from backend.conversations.models import Conversation, Message, MessageRole, MessageStatus, ReplyFeedback
-from backend.prompting.models import Bot
 
 
 def _share(part: int, whole: int) -> float | None:

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from backend.bots.models import Bot
 from backend.conversations.models import Conversation, ConversationStatus, Message
-from backend.prompting.models import Bot
 from backend.reports.ratings import RatingCounts, added_ratings, ratings_per_bot
 from backend.reports.replies import ReplyCounts, added, replies_per_bot
 

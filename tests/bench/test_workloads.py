@@ -93,7 +93,7 @@ def test_the_capacity_plan_needs_room_for_every_checkpoint_s_returning_customers
 def test_bench_prompts_keep_the_bots_asked_for_and_move_a_help_center_out_of_the_prefix(tmp_path):
     from backend.bench.servers import bench_prompts
     from backend.config import PROJECT_ROOT
-    from backend.prompting.bots import load_bots
+    from backend.prompting.definitions import load_bots
 
     copy = bench_prompts(PROJECT_ROOT / "prompts", tmp_path / "p", only=["shop-en"])
     assert set(load_bots(copy)) == {"shop-en"} and (copy / "_judges").is_dir()

@@ -2,7 +2,7 @@
 
 from backend.conversations import lifecycle
 from backend.conversations.models import Conversation, ConversationStatus
-from backend.prompting.bots import HandoffSettings
+from backend.prompting.definitions import HandoffSettings
 
 SETTINGS = HandoffSettings(message="passing you on", max_unanswered=2, on_doubt=False)
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from backend.config import PROJECT_ROOT, Settings
 from backend.evaluation.ablation import VARIANTS, ablation_table
-from backend.prompting.bots import load_bots
+from backend.prompting.definitions import load_bots
 
 
 def test_each_variant_switches_off_its_technique(tmp_path: Path):

@@ -13,7 +13,7 @@ from backend.errors import TooManyRequests
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
 from backend.evaluation.cli import bots_within_prefix_budget
 from backend.evaluation.runner import CaseResult, Transcript, bot_cases, eval_app_settings, summarise
-from backend.prompting.bots import copy_with_bots, load_bots, load_worked_examples
+from backend.prompting.definitions import copy_with_bots, load_bots, load_worked_examples
 from backend.retrieval.terms import terms
 
 

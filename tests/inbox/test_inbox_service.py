@@ -6,11 +6,11 @@ import asyncio
 import pytest
 
 from backend.agents import service as agents
-from backend.conversations.routes import customer_sees
 from backend.conversations.schemas import IdentityIn
-from backend.conversations.turn_events import Done, Token
 from backend.errors import Conflict, NotFound
 from backend.events.bus import EVENT_TYPES, NOTE_CREATED
+from backend.turns.events import Done, Token
+from backend.widget.routes import customer_sees
 from tests.helpers import (
     assert_released,
     done_of,

@@ -3,10 +3,10 @@ read from its next token (the tiny model on vLLM for the mechanics, a script for
 
 import pytest
 
-from backend.conversations.sources import SourcePicker
+from backend.bots.registry import NO_KNOWLEDGE, VersionKnowledge
 from backend.engine.interface import LabelRead
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.registry import NO_KNOWLEDGE, VersionKnowledge
+from backend.turns.sources import SourcePicker
 from tests.knowledge.test_citations_and_search import EN
 
 KNOWN = VersionKnowledge.of(EN, True, "en")

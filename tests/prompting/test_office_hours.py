@@ -5,10 +5,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from backend.prompting.bots import BotDefinitionError, load_bot
-from backend.prompting.checks import fixed_prefix_problems
+from backend.authoring.checks import fixed_prefix_problems
+from backend.prompting.definitions import BotDefinitionError, load_bot
 from backend.prompting.office_hours import opening_text, parse_office_hours
-from tests.prompting.edits import edited_bot
+from tests.authoring.edits import edited_bot
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 TABLE = {"timezone": "Europe/Amsterdam", "hours": ["mon-fri 08:00-18:00", "sat 10:00-14:00"]}

@@ -6,7 +6,7 @@ import pytest
 
 from backend.config import PROJECT_ROOT
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import BotDefinitionError, load_bot, load_bots
+from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
 from backend.prompting.reference import PolicyLines
 
 POLICY = """## Returns

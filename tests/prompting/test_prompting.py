@@ -11,8 +11,8 @@ from transformers import AutoTokenizer
 from backend.config import PROJECT_ROOT
 from backend.knowledge.search import ArticleSearch
 from backend.prompting.assembler import PromptAssembler, cacheable_tokens
-from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
+from backend.prompting.definitions import load_bots
 
 BOTS = load_bots(PROJECT_ROOT / "prompts")
 

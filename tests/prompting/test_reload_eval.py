@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from backend.prompting import cli
+from backend.authoring import cli
 
 
 def evals_giving(monkeypatch, running: dict[str, int], changed: dict[str, int]) -> list[list[str]]:

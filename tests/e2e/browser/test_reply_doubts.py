@@ -26,7 +26,7 @@ async def test_the_console_marks_a_doubtful_reply_and_the_admin_page_counts_it(b
     async with httpx.AsyncClient(base_url=live_url, timeout=120) as widget:
         conversation = await start(widget, "shop-en")
         reply = done_event(await send(widget, conversation, f"How long is the {marker} on backpacks?"))
-    # What the checks would have found had the model said "2 years" (tests/conversations/test_reply_checks.py
+    # What the checks would have found had the model said "2 years" (tests/turns/test_checks.py
     # runs them on the engine): set on the stored reply, as the turn does when it settles.
     doubt = "2 year where the policy says 3 year"
     async with app.state.services.new_work() as work:

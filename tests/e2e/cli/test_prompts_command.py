@@ -17,9 +17,9 @@ import httpx
 from backend.agents.models import AgentRole
 from backend.config import PROJECT_ROOT
 from backend.prompting.assembler import PromptAssembler
-from backend.prompting.bots import load_bots
 from backend.prompting.chat_format import ChatFormat
-from tests.prompting.edits import LAST_MESSAGES_TEMPLATE, edited_bot
+from backend.prompting.definitions import load_bots
+from tests.authoring.edits import LAST_MESSAGES_TEMPLATE, edited_bot
 from tests.support import client_app, copy_prompts, make_agent, served, wait_ready
 
 PROBLEM_LINE = re.compile(r"^(?P<bot>[^/\s]+)/(?P<file>\S+): (?P<kind>[a-z-]+): ", re.MULTILINE)

@@ -21,9 +21,9 @@ from backend.db import create_db_engine, create_session_factory
 from backend.engine.local_replicas import LocalReplica, start_local_replicas
 from backend.engine.remote import Replica
 from backend.engine.routing import ring
-from backend.prompting.bots import load_bot
+from backend.judges.yes_no import YesNoJudge
 from backend.prompting.chat_format import ChatFormat
-from backend.prompting.yes_no import YesNoJudge
+from backend.prompting.definitions import load_bot
 from tests.helpers import done_event, send, start
 from tests.support import app_process, eventually, free_port, serve_env
 

@@ -1,0 +1,100 @@
+"""Checks of a finished bot reply: did it answer, and may it be wrong?
+
+Each check returns a `Review`; the turn merges them and settles the reply with the result
+(a doubtful reply is marked with why; replies that did not answer, in a row, hand over).
+The model's checks are cached classifications (`judges/yes_no.py`): the unanswered judge
+has a fixed few-shot prefix; the policy check is asked at the end of the conversation
+itself, whose every token but the question is already in the prefix cache.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from backend.engine.interface import Engine
+from backend.prompting.judge_prompts import format_item
+from backend.turns import figures
+from backend.turns.decisions import AcceptedMessage
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Review:
+    answered: bool = True  # False: the reply says it cannot answer, or answers something else
+    doubts: tuple[str, ...] = ()  # why the reply may be wrong
+    seconds: float = 0.0  # what the check took
+
+
+@dataclass(frozen=True)
+class FinishedReply:
+    text: str
+    token_ids: list[int]  # as they join the conversation's context
+
+
+ReplyCheck = Callable[[Engine, AcceptedMessage, FinishedReply], Awaitable[Review]]
+
+
+async def answered_the_question(engine: Engine, message: AcceptedMessage, reply: FinishedReply) -> Review:
+    bot = message.bot
+    if "unanswered" not in bot.judges:
+        return Review()
+    item = format_item({"question": message.user.text, "reply": reply.text}, bot.definition.language)
+    judgement = await bot.judges["unanswered"].ask(
+        engine,
+        item,
+        request_id=f"unanswered-{message.user.id}",
+        cache_salt=bot.cache_salt,
+        affinity_key=message.conversation.id,
+    )
+    return Review(answered=not judgement.answer, seconds=judgement.seconds)
+
+
+async def supported_by_policy(engine: Engine, message: AcceptedMessage, reply: FinishedReply) -> Review:
+    bot = message.bot
+    if "supported" not in bot.judges:
+        return Review()
+    judge = bot.judges["supported"]
+    judgement = await judge.labels.ask(
+        engine,
+        judge.prompt_after([*message.context_ids, *reply.token_ids]),
+        judge.threshold,
+        request_id=f"supported-{message.user.id}",
+        cache_salt=bot.cache_salt,
+        affinity_key=message.conversation.id,
+    )
+    doubts = () if judgement.answer else (f"not supported by the policy (p={judgement.p_yes:.2f})",)
+    return Review(doubts=doubts, seconds=judgement.seconds)
+
+
+async def figures_in_sources(engine: Engine, message: AcceptedMessage, reply: FinishedReply) -> Review:
+    """Amounts, durations and numbers the reply gives that nothing the model was shown states."""
+    started = time.perf_counter()
+    definition = message.bot.definition
+    context = message.conversation.context or {}
+    sources = (*definition.fixed_texts(), *map(str, context.values()))
+    doubts = tuple(figures.unsupported(reply.text, *sources, message.previous_reply, message.user.text))
+    return Review(doubts=doubts, seconds=time.perf_counter() - started)
+
+
+async def review_reply(
+    checks: Sequence[ReplyCheck], engine: Engine, message: AcceptedMessage, reply: FinishedReply
+) -> Review:
+    """Every check at once, merged; a check that fails finds nothing."""
+    reviews = await asyncio.gather(
+        *(check(engine, message, reply) for check in checks), return_exceptions=True
+    )
+    for review in reviews:
+        if isinstance(review, BaseException):
+            logger.error("a reply check failed for message %s: %r", message.user.id, review)
+    return merged([review for review in reviews if isinstance(review, Review)])
+
+
+def merged(reviews: Sequence[Review]) -> Review:
+    return Review(
+        answered=all(review.answered for review in reviews),
+        doubts=tuple(doubt for review in reviews for doubt in review.doubts),
+        seconds=sum(review.seconds for review in reviews),
+    )
