@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from backend.admin.erasure import Erasures
 from backend.admin.reloads import PromptReloads
 from backend.api.deps import Provided
-from backend.api.rate_limits import MemoryRateLimiter, RateLimiter, RateLimits, RedisRateLimiter
+from backend.api.rate_limits import RateLimits
 from backend.bots.registry import BotRegistry
 from backend.config import Settings
 from backend.conversations.customers import CustomerConversations
@@ -32,21 +32,24 @@ from backend.engine.live import LiveEngine
 from backend.engine.model_store import resolve_model_dir
 from backend.engine.supervisor import EngineSupervisor
 from backend.engine.vllm_options import engine_dtype, kv_cache_gib
-from backend.events.bus import PROMPTS_RELOADED, STATUS_CHANGED, EventBus, MemoryEventBus, RedisEventBus
+from backend.events.bus import PROMPTS_RELOADED, STATUS_CHANGED, EventBus
 from backend.events.listener import EventListener
 from backend.inbox.service import InboxService
 from backend.metrics.recorder import Metrics
-from backend.metrics.store import MemoryMetricsStore, MetricsStore, RedisMetricsStore
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.chat_format import ChatFormat
 from backend.redis_client import create_redis
+from backend.stores import build_stores
 from backend.turns.checks import answered_the_question, figures_in_sources, supported_by_policy
-from backend.turns.claims import ReplySlots, ReplyStops, TurnClaims, TurnLocks
+from backend.turns.claims import ReplySlots, ReplyStops, TurnClaims
 from backend.turns.context import ConversationContext
 from backend.turns.decisions import asks_for_person, wait_for_agent
-from backend.turns.session_store import MemorySessionStore, RedisSessionStore, SessionStore
+from backend.turns.finish import ReplyFinisher
+from backend.turns.parts import ConversationParts, TurnLimits
+from backend.turns.reply import Replies, ReplyPolicy
 from backend.turns.sources import SourcePicker
-from backend.turns.turn import ChatTurns, TurnLimits
+from backend.turns.turn import ChatTurns
+from backend.turns.turn_lock import TurnLocks
 from backend.unit_of_work import UnitOfWork, unit_of_work
 from backend.webhooks.worker import WebhookWorker
 
@@ -144,60 +147,34 @@ def load_tokenizer(model_dir: Path) -> Any:
     return AutoTokenizer.from_pretrained(model_dir)
 
 
-async def build_services(settings: Settings, *, engine: Engine | None = None) -> Services:
-    """Every part, from settings. Pass `engine` to serve on one already started (tests, benchmarks)."""
-    db_engine = create_db_engine(settings.database_url)
-    sessions = create_session_factory(db_engine)
-    redis = create_redis(settings.redis_url) if settings.redis_url else None
-    prefix = settings.redis_key_prefix
-    bus: EventBus = RedisEventBus(redis, channel=f"{prefix}events") if redis else MemoryEventBus()
-    store: SessionStore = (
-        RedisSessionStore(redis, ttl_s=settings.session_ttl_seconds, key_prefix=prefix)
-        if redis
-        else MemorySessionStore(settings.session_ttl_seconds)
+def build_turns(settings: Settings, parts: ConversationParts) -> ChatTurns:
+    """The chat turn and its reply's stages; the model's judges and checks as settings say."""
+    judges = settings.model_judges
+    finisher = ReplyFinisher(
+        parts,
+        checks=[*([answered_the_question, supported_by_policy] if judges else []), figures_in_sources],
+        source_picker=SourcePicker(parts.assembler.format) if judges else None,
     )
-    metrics_store: MetricsStore = (
-        RedisMetricsStore(redis, key_prefix=prefix) if redis else MemoryMetricsStore()
-    )
-    limiter: RateLimiter = RedisRateLimiter(redis, key_prefix=prefix) if redis else MemoryRateLimiter()
-    new_work = partial(unit_of_work, sessions, bus)
-
-    model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-    window = context_window(model_dir, settings.max_model_len)  # the model's own unless configured
-    settings = settings.model_copy(update={"max_model_len": window})
-    tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
-    assembler = PromptAssembler(ChatFormat(tokenizer))
-    bots = BotRegistry(
-        prompts_dir=settings.prompts_dir,
-        secret_key=settings.secret_key,
-        assembler=assembler,
-        knowledge_budget=knowledge_budget(window, settings.conversation_room_tokens),
-    )
-    live = LiveEngine()
-    metrics = Metrics(metrics_store)
-    context = ConversationContext(store, bots.prefix_of_version)
-    locks = TurnLocks(store, ttl_s=settings.turn_lock_ttl_s)
-    claims = TurnClaims(ReplySlots(settings.max_pending_replies), locks, ReplyStops())
-    turns = ChatTurns(
-        limits=TurnLimits.of(settings, window),
-        engine=live,
-        bots=bots,
-        context=context,
-        assembler=assembler,
-        claims=claims,
-        decisions=[wait_for_agent],
-        gates=[asks_for_person] if settings.model_judges else [],
-        reply_checks=[
-            *([answered_the_question, supported_by_policy] if settings.model_judges else []),
-            figures_in_sources,
-        ],
-        metrics=metrics,
-        new_work=new_work,
-        source_picker=SourcePicker(assembler.format) if settings.model_judges else None,
-        second_tries=settings.model_judges and settings.second_try,
-        quotes=settings.model_judges,
+    policy = ReplyPolicy(
+        second_tries=judges and settings.second_try,
+        quotes=judges,
         one_request_at_a_time=settings.one_request_at_a_time,
     )
+    replies = Replies(parts, gates=[asks_for_person] if judges else [], finisher=finisher, policy=policy)
+    claims = TurnClaims(ReplySlots(settings.max_pending_replies), parts.locks, ReplyStops())
+    return ChatTurns(parts, claims=claims, decisions=[wait_for_agent], replies=replies)
+
+
+def build_supervisor(
+    settings: Settings,
+    model_dir: Path,
+    redis: Redis | None,
+    bots: BotRegistry,
+    live: LiveEngine,
+    engine: Engine | None,
+) -> EngineSupervisor:
+    """Starts the engine (or takes the one given), then attaches it and warms every bot."""
+    window = settings.max_model_len
 
     async def attach(started: Engine) -> None:
         fixed = sum(len(ids) for live_bot in bots.values() for _, ids in live_bot.fixed_prompts())
@@ -220,50 +197,73 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         assert engine is not None
         return engine
 
-    supervisor = EngineSupervisor(
+    return EngineSupervisor(
         start=given if engine is not None else partial(start_engine, settings, model_dir, redis),
         attach=attach,
         detach=live.detach,
         owns_engine=engine is None,
     )
+
+
+async def build_services(settings: Settings, *, engine: Engine | None = None) -> Services:
+    """Every part, from settings. Pass `engine` to serve on one already started (tests, benchmarks)."""
+    db_engine = create_db_engine(settings.database_url)
+    sessions = create_session_factory(db_engine)
+    redis = create_redis(settings.redis_url) if settings.redis_url else None
+    stores = build_stores(settings, redis)
+    new_work = partial(unit_of_work, sessions, stores.bus)
+
+    model_dir = resolve_model_dir(settings.model, settings.cache_dir)
+    window = context_window(model_dir, settings.max_model_len)  # the model's own unless configured
+    settings = settings.model_copy(update={"max_model_len": window})
+    tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
+    assembler = PromptAssembler(ChatFormat(tokenizer))
+    bots = BotRegistry(
+        prompts_dir=settings.prompts_dir,
+        secret_key=settings.secret_key,
+        assembler=assembler,
+        knowledge_budget=knowledge_budget(window, settings.conversation_room_tokens),
+    )
+    live = LiveEngine()
+    context = ConversationContext(stores.sessions, bots.prefix_of_version)
+    parts = ConversationParts(
+        limits=TurnLimits.of(settings, window),
+        engine=live,
+        bots=bots,
+        context=context,
+        assembler=assembler,
+        locks=TurnLocks(stores.turn_locks, ttl_s=settings.turn_lock_ttl_s),
+        metrics=Metrics(stores.metrics),
+        new_work=new_work,
+    )
+    turns = build_turns(settings, parts)
     reloads = PromptReloads(bots, live, new_work)
-    listener = EventListener(bus)
+    listener = EventListener(stores.bus)
     listener.on(STATUS_CHANGED, turns.stop_reply_on_handoff)
     listener.on(PROMPTS_RELOADED, reloads.follow)
+    identity_secret = settings.identity_secret.get_secret_value() if settings.identity_secret else None
     return Services(
         settings=settings,
         db_engine=db_engine,
         sessions=sessions,
         redis=redis,
-        bus=bus,
+        bus=stores.bus,
         listener=listener,
-        metrics=metrics,
-        limits=RateLimits(limiter, settings),
+        metrics=parts.metrics,
+        limits=RateLimits(stores.rate_limiter, settings),
         assembler=assembler,
         bots=bots,
         engine=live,
-        supervisor=supervisor,
+        supervisor=build_supervisor(settings, model_dir, redis, bots, live, engine),
         context=context,
-        claims=claims,
+        claims=turns.claims,
         turns=turns,
         customers=CustomerConversations(
-            bots=bots,
-            assembler=assembler,
-            max_model_len=window,
-            identity_secret=settings.identity_secret.get_secret_value() if settings.identity_secret else None,
+            bots=bots, assembler=assembler, max_model_len=window, identity_secret=identity_secret
         ),
         team=TeamDesk(bots=bots),
-        inbox=InboxService(
-            locks=locks,
-            context=context,
-            assembler=assembler,
-            engine=live,
-            bots=bots,
-            metrics=metrics,
-            max_message_chars=settings.max_message_chars,
-            max_model_len=window,
-        ),
-        erasures=Erasures(locks=locks, context=context),
+        inbox=InboxService(parts),
+        erasures=Erasures(locks=parts.locks, context=context),
         reloads=reloads,
         webhooks=WebhookWorker(
             sessions,
@@ -275,7 +275,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
             settings.widget_origins,
             sessions,
             redis,
-            key_prefix=prefix,
+            key_prefix=settings.redis_key_prefix,
             ttl_s=settings.widget_origins_cache_s,
         ),
     )

@@ -6,23 +6,18 @@ from collections.abc import Callable
 from backend.agents import audit
 from backend.agents import service as agents
 from backend.agents.models import Agent
-from backend.bots.registry import BotRegistry
 from backend.bots.repository import get_prompt_version
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
 from backend.conversations.messages import append_message, message_event, message_text
 from backend.conversations.models import Conversation, ConversationStatus, Message, MessageRole, Note
 from backend.engine.interface import warm
-from backend.engine.live import LiveEngine
 from backend.errors import InvalidInput
 from backend.events.bus import NOTE_CREATED, Event
 from backend.inbox import repository as inbox_repo
 from backend.inbox.repository import ConversationFilter
-from backend.metrics.recorder import Metrics
-from backend.prompting.assembler import PromptAssembler
-from backend.turns.claims import TurnLocks
-from backend.turns.context import ConversationContext
-from backend.turns.session_store import Session
+from backend.turns.parts import ConversationParts
+from backend.turns.session_cache import Session
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)
@@ -39,26 +34,8 @@ def customer_name(conversation: Conversation) -> str | None:
 
 
 class InboxService:
-    def __init__(
-        self,
-        *,
-        locks: TurnLocks,
-        context: ConversationContext,
-        assembler: PromptAssembler,
-        engine: LiveEngine,
-        bots: BotRegistry,
-        metrics: Metrics,
-        max_message_chars: int,
-        max_model_len: int,
-    ):
-        self.locks = locks
-        self.context = context
-        self.assembler = assembler
-        self.engine = engine
-        self.bots = bots
-        self.metrics = metrics
-        self.max_message_chars = max_message_chars
-        self.max_model_len = max_model_len
+    def __init__(self, parts: ConversationParts):
+        self.parts = parts
 
     async def page(
         self, work: UnitOfWork, f: ConversationFilter, *, page: int, page_size: int
@@ -79,21 +56,21 @@ class InboxService:
 
     async def reply(self, work: UnitOfWork, conversation_id: str, agent: Agent, text: str) -> Message:
         """An agent's reply: shown to the customer, and given to the model as an assistant turn."""
-        text = message_text(text, self.max_message_chars)
-        await self.locks.hold_for(
+        text = message_text(text, self.parts.limits.max_message_chars)
+        await self.parts.locks.hold_for(
             work, conversation_id, wait_s=LOCK_WAIT_S, busy_message="the conversation is busy; try again"
         )
         conversation = await repo.require_conversation(work.db, conversation_id, fresh=True)
         expanded = await agents.expand_shortcode(
             work.db, text, customer_name=customer_name(conversation), agent_name=agent.name
         )
-        text = message_text(expanded, self.max_message_chars)
+        text = message_text(expanded, self.parts.limits.max_message_chars)
         if conversation.status != ConversationStatus.OPEN:
             work.emit(*lifecycle.take_over(conversation, agent.id))
             audit.record(work.db, agent, audit.TAKE_OVER, "conversation", conversation_id, by_reply=True)
-        history = await self.context.ids(work.db, conversation)
-        reply_ids = self.assembler.scripted_reply(text)
-        if len(history) + len(reply_ids) > self.max_model_len:
+        history = await self.parts.context.ids(work.db, conversation)
+        reply_ids = self.parts.assembler.scripted_reply(text)
+        if len(history) + len(reply_ids) > self.parts.limits.max_model_len:
             raise InvalidInput("this reply does not fit in the model's context window")
         message = append_message(conversation, MessageRole.AGENT, text, reply_ids, author_agent_id=agent.id)
         work.db.add(message)
@@ -103,8 +80,8 @@ class InboxService:
         session = Session([*history, *reply_ids], message.seq, text)
 
         async def remember() -> None:
-            await self.context.remember(conversation_id, session)
-            await self.metrics.conversation_active(conversation_id)
+            await self.parts.context.remember(conversation_id, session)
+            await self.parts.metrics.conversation_active(conversation_id)
 
         work.after_commit(remember)
         return message
@@ -165,12 +142,12 @@ class InboxService:
         Runs once the hand-back is stored, before it is answered: the customer's next message
         then finds it cached.
         """
-        engine = self.engine.current
-        live = self.bots.get(conversation.bot.slug)
+        engine = self.parts.engine.current
+        live = self.parts.bots.get(conversation.bot.slug)
         if engine is None or live is None:
             return
         try:
-            ids = await self.context.ids(work.db, conversation)
+            ids = await self.parts.context.ids(work.db, conversation)
             await warm(
                 engine,
                 ids,

@@ -8,13 +8,12 @@ generates a reply passes them on to its background task (`TurnClaim.pass_on`).
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from types import TracebackType
 
-from backend.errors import Conflict, ServiceUnavailable, TooManyRequests
-from backend.turns.session_store import SessionStore
+from backend.errors import TooManyRequests
+from backend.turns.turn_lock import TurnLocks
 from backend.unit_of_work import UnitOfWork
 
 logger = logging.getLogger(__name__)
@@ -41,64 +40,6 @@ class ReplySlots:
         finally:
             self.taken -= 1
             assert 0 <= self.taken < self.limit, f"reply slots out of balance: {self.taken}"
-
-
-class TurnLocks:
-    """One turn at a time per conversation, whichever app process takes it.
-
-    The lock lives in the session store with a time to live, extended while it is held,
-    so the lock of a process that died frees itself after `ttl_s`.
-    """
-
-    def __init__(self, store: SessionStore, *, ttl_s: int):
-        self.store = store
-        self.ttl_s = ttl_s
-
-    @asynccontextmanager
-    async def hold(
-        self, conversation_id: str, *, busy_message: str, wait_s: float = 0.0
-    ) -> AsyncIterator[None]:
-        """Held for the block, waiting up to `wait_s` for it; Conflict (409) if it stays busy."""
-        await self._acquire(conversation_id, busy_message, wait_s)
-        keeping = asyncio.create_task(self._keep(conversation_id))
-        try:
-            yield
-        finally:
-            keeping.cancel()
-            try:
-                await self.store.unlock_turn(conversation_id)
-            except Exception as error:
-                logger.warning("could not release the turn lock of %s: %s", conversation_id, error)
-
-    async def hold_for(
-        self, work: UnitOfWork, conversation_id: str, *, busy_message: str, wait_s: float
-    ) -> None:
-        """Held until `work` ends, committed or not: nobody appends before this turn is stored."""
-        stack = AsyncExitStack()
-        await stack.enter_async_context(self.hold(conversation_id, busy_message=busy_message, wait_s=wait_s))
-        work.on_close(stack.aclose)
-
-    async def _acquire(self, conversation_id: str, busy_message: str, wait_s: float) -> None:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                if await self.store.try_lock_turn(conversation_id, self.ttl_s):
-                    return
-            except Exception as error:
-                raise ServiceUnavailable(
-                    "the session store is unavailable; try again shortly", headers={"Retry-After": "5"}
-                ) from error
-            if time.monotonic() >= deadline:
-                raise Conflict(busy_message)
-            await asyncio.sleep(0.05)
-
-    async def _keep(self, conversation_id: str) -> None:
-        while True:
-            await asyncio.sleep(self.ttl_s / 3)
-            try:
-                await self.store.extend_turn(conversation_id, self.ttl_s)
-            except Exception as error:
-                logger.warning("could not extend the turn lock of %s: %s", conversation_id, error)
 
 
 class ReplyStops:

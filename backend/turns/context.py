@@ -1,4 +1,4 @@
-"""A conversation's model context: its token ids from the session store (hot), else rebuilt
+"""A conversation's model context: its token ids from the session cache (hot), else rebuilt
 from Postgres, token for token the same."""
 
 import logging
@@ -9,13 +9,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from backend.bots.repository import get_prompt_version
 from backend.conversations import repository as repo
 from backend.conversations.models import Conversation
-from backend.turns.session_store import Session, SessionStore
+from backend.turns.session_cache import Session, SessionCache
 
 logger = logging.getLogger(__name__)
 
 
 class ConversationContext:
-    def __init__(self, store: SessionStore, known_prefix: Callable[[int], tuple[int, ...] | None]):
+    def __init__(self, store: SessionCache, known_prefix: Callable[[int], tuple[int, ...] | None]):
         self.store = store
         self._known_prefix = known_prefix  # a prompt version's prefix, if this process loaded it
         self._prefix_by_version: dict[int, tuple[int, ...]] = {}
@@ -39,7 +39,7 @@ class ConversationContext:
         try:
             await self.store.put(conversation_id, session)
         except Exception as error:
-            logger.warning("session store write failed (%s); the next turn rebuilds it", error)
+            logger.warning("session cache write failed (%s); the next turn rebuilds it", error)
 
     async def _prefix(self, db: AsyncSession, version_id: int) -> tuple[int, ...]:
         prefix = self._known_prefix(version_id) or self._prefix_by_version.get(version_id)
@@ -54,5 +54,5 @@ class ConversationContext:
         try:
             return await self.store.get(conversation_id)
         except Exception as error:  # the store is a cache: fall back to Postgres
-            logger.warning("session store read failed (%s); rebuilding from the database", error)
+            logger.warning("session cache read failed (%s); rebuilding from the database", error)
             return None

@@ -15,9 +15,12 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from backend.engine.interface import Engine
+from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
+from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import format_item
 from backend.turns.decisions import AcceptedMessage
+from backend.turns.events import Token
+from backend.turns.writing import ReplyJob
 
 logger = logging.getLogger(__name__)
 
@@ -61,3 +64,46 @@ async def answering_line(engine: Engine, message: AcceptedMessage) -> Quote | No
     if best is None or not judgements[best].answer:
         return None
     return Quote(lines[best], judgements[best].p_yes)
+
+
+def quoted_reply(
+    job: ReplyJob, format: ChatFormat, quote: Quote, said: StreamAccumulator
+) -> GenerationResult:
+    """The reply that quotes a policy line, in place of the first one, which nobody saw. Its
+    first token is the whole quote, timed from the turn's start (gates included); the model
+    wrote none of it, so it has no prompt of its own."""
+    quoting = job.message.bot.definition.quoting
+    assert quoting is not None, "only a bot with a line_answers judge quotes"
+    text = quoting.quote(quote.line)
+    said.prompt_tokens = 0
+    said.add(text, format.encode_text(text))
+    job.stream.put(Token(text))
+    logger.info("reply to message %s: %s", job.message.user.id, quote.reason)
+    return said.result()
+
+
+class LinesJudged:
+    """The policy lines judged for one reply, at most once: early, beside its opening's next
+    tokens (so the verdict is nearly in when the opening says it does not know), or then."""
+
+    def __init__(self, engine: Engine, message: AcceptedMessage):
+        self.engine = engine
+        self.message = message
+        self.task: asyncio.Task[Quote | None] | None = None
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.create_task(answering_line(self.engine, self.message))
+
+    def found_none(self) -> bool:
+        """They were judged, and none answers."""
+        task = self.task
+        return task is not None and task.done() and not task.cancelled() and task.result() is None
+
+    async def verdict(self) -> Quote | None:
+        return await (self.task if self.task is not None else answering_line(self.engine, self.message))
+
+    def cancel(self) -> None:
+        """The opening went another way: the judges' engine requests are aborted."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()

@@ -11,13 +11,17 @@ explicitly (the note joins the conversation's context, which stays append-only),
 conversation goes to a person. Replies that open some other way are not held any longer.
 """
 
+import contextlib
+import dataclasses
 import logging
+import time
 from dataclasses import dataclass
 
-from backend.engine.interface import Engine
+from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.openings import Opening
 from backend.turns.decisions import AcceptedMessage
+from backend.turns.writing import ReplyJob, pass_on
 
 logger = logging.getLogger(__name__)
 
@@ -72,3 +76,20 @@ def retry_note_ids(
     if lines := message.bot.definition.reference.matching(message.user.text, RETRY_LINES):
         text += "\n\n" + "\n".join(f"- {line}" for line in lines)
     return assembler.format.message(assembler.format.system, text)
+
+
+async def write_again(
+    job: ReplyJob, assembler: PromptAssembler, max_model_len: int, note_ids: list[int], started: float
+) -> GenerationResult:
+    """The reply written again after a note with the policy's lines. Its timings count from
+    the first try's start (`started`), as the customer waited from then."""
+    prompt = assembler.prompt_for_reply([*job.message.context_ids, *note_ids])
+    retried_at = time.perf_counter() - started
+    said = StreamAccumulator(len(prompt))
+    max_tokens = min(job.reply.max_tokens, max_model_len - len(prompt))
+    items = job.tokens(prompt, max_tokens, f"reply-{job.reply.message_id}-again")
+    async with contextlib.aclosing(items):
+        result = await pass_on(items, said, job.stream, job.stop)
+    if result.finish_reason == "interrupted":
+        return result
+    return dataclasses.replace(result, ttft_s=retried_at + result.ttft_s, total_s=retried_at + result.total_s)

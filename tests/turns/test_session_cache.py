@@ -1,13 +1,14 @@
-"""Both session stores behave the same; the Redis one on the real server (its TTLs run in real
-time, so the tests poll for them), the in-process one on a clock the test moves."""
+"""Both session caches and both turn-lock stores behave the same; the Redis ones on the real
+server (their TTLs run in real time, so the tests poll for them), the in-process ones on a clock
+the test moves."""
 
 from collections.abc import AsyncIterator
 
 import pytest
 
 from backend.redis_client import create_redis
-from backend.turns.claims import TurnLocks
-from backend.turns.session_store import MemorySessionStore, RedisSessionStore, Session
+from backend.turns.session_cache import MemorySessionCache, RedisSessionCache, Session
+from backend.turns.turn_lock import MemoryTurnLockStore, RedisTurnLockStore, TurnLocks
 from tests.support import REDIS_URL, eventually
 
 
@@ -20,6 +21,16 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+class CacheAndLocks:
+    """A session cache and a turn-lock store side by side, as the app wires them."""
+
+    def __init__(self, cache, locks):
+        self.cache, self.locks = cache, locks
+
+    def __getattr__(self, name):
+        return getattr(self.locks if "turn" in name else self.cache, name)
 
 
 class CountingExtensions:
@@ -38,9 +49,12 @@ class CountingExtensions:
 
 
 @pytest.fixture
-async def redis_store(redis_prefix) -> AsyncIterator[RedisSessionStore]:
+async def redis_store(redis_prefix) -> AsyncIterator[CacheAndLocks]:
     client = create_redis(REDIS_URL)
-    yield RedisSessionStore(client, ttl_s=1, key_prefix=f"{redis_prefix}sessions:")
+    prefix = f"{redis_prefix}sessions:"
+    yield CacheAndLocks(
+        RedisSessionCache(client, ttl_s=1, key_prefix=prefix), RedisTurnLockStore(client, key_prefix=prefix)
+    )
     await client.aclose()
 
 
@@ -50,8 +64,8 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def memory_store(clock) -> MemorySessionStore:
-    return MemorySessionStore(ttl_s=1, clock=clock)
+def memory_store(clock) -> CacheAndLocks:
+    return CacheAndLocks(MemorySessionCache(ttl_s=1, clock=clock), MemoryTurnLockStore(clock=clock))
 
 
 @pytest.fixture(params=["redis", "memory"])
@@ -74,7 +88,6 @@ async def test_one_turn_lock_per_conversation(store):
     await store.unlock_turn("c2")
     assert await store.try_lock_turn("c2", ttl_s=5)
     await store.delete("c2")
-    assert await store.ping()
 
 
 async def test_memory_sessions_and_locks_expire_after_their_ttl(memory_store, clock):
@@ -123,7 +136,7 @@ async def test_a_redis_turn_lock_is_held_past_its_ttl_while_a_reply_is_written(r
 
 async def test_a_redis_that_is_down_raises_instead_of_hanging():
     client = create_redis("redis://127.0.0.1:1/0")
-    store = RedisSessionStore(client, ttl_s=10)
+    store = RedisSessionCache(client, ttl_s=10)
     with pytest.raises(Exception, match="(?i)connect"):
         await store.get("c1")
     await client.aclose()

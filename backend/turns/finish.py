@@ -1,0 +1,109 @@
+"""A written reply finished: checked, its sources named, stored, the session kept hot, counted;
+or, when a gate said so, the handover message stored in its place."""
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+
+from backend.knowledge.citations import Source, cited
+from backend.metrics.store import Reply
+from backend.turns import settlement
+from backend.turns.checks import FinishedReply, ReplyCheck, Review, review_reply
+from backend.turns.decisions import HandOver
+from backend.turns.events import Done, Token
+from backend.turns.parts import ConversationParts
+from backend.turns.session_cache import Session
+from backend.turns.sources import SourcePicker
+from backend.turns.writing import Generated, ReplyJob
+
+logger = logging.getLogger(__name__)
+
+
+class ReplyFinisher:
+    def __init__(
+        self,
+        parts: ConversationParts,
+        *,
+        checks: Sequence[ReplyCheck],
+        source_picker: SourcePicker | None,
+    ):
+        self.parts = parts
+        self.checks = checks
+        self.source_picker = source_picker  # names the article a reply used when it cites none
+
+    async def finish(self, job: ReplyJob, generated: Generated) -> None:
+        outcome = generated.outcome
+        assert not isinstance(outcome, HandOver)
+        message, assembler = job.message, self.parts.assembler
+        interrupted = outcome.finish_reason == "interrupted"  # a human took over meanwhile
+        # Token ids stay exact; a NUL the model wrote cannot be stored in a Postgres text
+        # column, and at temperature 0 every retry would write it again. The customer reads
+        # the reply without its `[article-id]` markers, and the articles they name (those of
+        # its help center only) as its sources; nor a note's heading the model repeated.
+        text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge.knowledge)
+        result = dataclasses.replace(
+            outcome, text=assembler.without_note_headings(message.bot.definition, text)
+        )
+        reply_ids = [*generated.note_ids, *assembler.reply(result.token_ids)]
+        finished = FinishedReply(result.text, reply_ids)
+        review = Review() if interrupted else await review_reply(self.checks, job.engine, message, finished)
+        if not sources and not interrupted:
+            sources = await self._sources_picked(job, finished)
+        cites = [source.as_dict() for source in sources]
+        status = await settlement.store_reply(
+            self.parts.new_work, message, job.reply.message_id, result, finished, review, cites
+        )
+        session = Session([*message.context_ids, *reply_ids], job.reply.seq, result.text)
+        await self.parts.context.remember(message.conversation.id, session)
+        job.stream.put(
+            Done.generated(
+                job.reply.message_id,
+                result,
+                status,
+                review.doubts,
+                held_ms=round(generated.held_s * 1000, 1),
+                checks_ms=round(review.seconds * 1000, 1),
+                sources=cites,
+                second_try=generated.second_try,
+            )
+        )
+        if not interrupted:  # an interrupted reply has no meaningful timings
+            ttft_ms, total_ms = result.ttft_s * 1000, result.total_s * 1000
+            usage = (result.prompt_tokens, result.cached_tokens, len(result.token_ids))
+            slug = message.bot.definition.slug
+            await self.parts.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
+
+    async def hand_over(self, job: ReplyJob, hand_over: HandOver) -> None:
+        """A gate said hand over: the reply becomes the handover message, and a human takes it."""
+        message, reply = job.message, job.reply
+        reply_ids = self.parts.assembler.scripted_reply(hand_over.text)
+        status = await settlement.store_hand_over(
+            self.parts.new_work, message, reply.message_id, hand_over, reply_ids
+        )
+        session = Session([*message.context_ids, *reply_ids], reply.seq, hand_over.text)
+        await self.parts.context.remember(message.conversation.id, session)
+        job.stream.put(Token(hand_over.text))
+        job.stream.put(
+            Done(reply.message_id, hand_over.text, status.value, handoff=True, finish_reason="handoff")
+        )
+
+    async def _sources_picked(self, job: ReplyJob, reply: FinishedReply) -> list[Source]:
+        """The article a reply that cites none used, if its bot has a help center (a constrained
+        choice of the model: `sources.py`); none if the choice cannot be made."""
+        message = job.message
+        if self.source_picker is None or message.knowledge.search is None:
+            return []
+        try:
+            return await self.source_picker.pick(
+                job.engine,
+                message.knowledge,
+                [*message.context_ids, *reply.token_ids],
+                message.user.text,
+                reply.text,
+                request_id=f"sources-{message.user.id}",
+                cache_salt=message.bot.cache_salt,
+                affinity_key=message.conversation.id,
+            )
+        except Exception:
+            logger.exception("picking the sources of the reply to message %s failed", message.user.id)
+            return []

@@ -1,0 +1,70 @@
+"""One bot reply being written: what its stages share, and the stream of its tokens."""
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+
+from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
+from backend.turns.decisions import AcceptedMessage, HandOver
+from backend.turns.events import Token, TurnStream
+
+
+@dataclass(frozen=True)
+class PendingReply:
+    """A bot reply the request has stored as "generating"; its task fills it in."""
+
+    message_id: int
+    seq: int
+    prompt: list[int]
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class ReplyJob:
+    """A reply being written: for which message, on which engine, to which stream."""
+
+    engine: Engine
+    message: AcceptedMessage
+    reply: PendingReply
+    stream: TurnStream
+    stop: asyncio.Event  # set when a human takes over: the reply stops where it is
+
+    def tokens(
+        self, prompt: list[int], max_tokens: int, request_id: str
+    ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
+        """The engine's stream for a prompt of this reply (its bot's salt, its conversation's replica)."""
+        return self.engine.stream(
+            prompt,
+            max_tokens=max_tokens,
+            request_id=request_id,
+            cache_salt=self.message.bot.cache_salt,
+            affinity_key=self.message.conversation.id,
+        )
+
+
+@dataclass(frozen=True)
+class Generated:
+    """What generating a reply came to: the reply, or a handover instead of it."""
+
+    outcome: GenerationResult | HandOver
+    held_s: float  # how long its first token was held back: for the gates, and its opening's check
+    note_ids: list[int] = dataclasses.field(default_factory=list)  # a second try's note, before the reply
+    second_try: str | None = None  # why the first reply was dropped unseen (a second try or a quote)
+
+
+async def pass_on(
+    items: AsyncIterator[TokenDelta | GenerationResult],
+    said: StreamAccumulator,
+    stream: TurnStream,
+    stop: asyncio.Event,
+) -> GenerationResult:
+    """The rest of a reply, passed on to the customer as it comes."""
+    async for item in items:
+        if isinstance(item, GenerationResult):
+            return item
+        said.add(item.text, item.token_ids)
+        stream.put(Token(item.text))
+        if stop.is_set():
+            return said.interrupted()
+    raise RuntimeError("the engine stream ended without a result")
