@@ -87,12 +87,16 @@ class PromptAssembler:
         return "\n\n".join(note for note in notes if note) or None
 
     @staticmethod
-    def without_note_headings(bot: Bot, reply: str) -> str:
+    def note_headings(bot: Bot) -> tuple[str, ...]:
+        """The headings of the notes put before a customer's message: the app's own words."""
+        return (bot.reference.heading, articles_heading(bot.language))
+
+    @classmethod
+    def without_note_headings(cls, bot: Bot, reply: str) -> str:
         """The reply without copies of its notes' headings: a small model now and then opens
         its reply by repeating the note it was given, and a customer should not read the
         app's own instructions. The lines the note brought stay: they are the bot's policy."""
-        headings = (bot.reference.heading, articles_heading(bot.language))
-        repeated = [heading for heading in headings if heading in reply]
+        repeated = [heading for heading in cls.note_headings(bot) if heading in reply]
         for heading in repeated:
             reply = reply.replace(heading, "")
         return reply.strip() if repeated else reply

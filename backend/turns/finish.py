@@ -55,6 +55,7 @@ class ReplyFinisher:
         )
         session = Session([*message.context_ids, *reply_ids], job.reply.seq, result.text)
         await self.parts.context.remember(message.conversation.id, session)
+        job.show_rest()
         job.stream.put(
             Done.generated(
                 job.reply.message_id,

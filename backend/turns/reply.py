@@ -24,7 +24,7 @@ from backend.metrics.store import Reply
 from backend.turns import settlement
 from backend.turns.claims import TurnClaim
 from backend.turns.decisions import AcceptedMessage, Gate, HandOver
-from backend.turns.events import Accepted, Failed, Token, TurnStream
+from backend.turns.events import Accepted, Failed, TurnStream
 from backend.turns.finish import ReplyFinisher
 from backend.turns.opening_watch import (
     AskLines,
@@ -37,6 +37,7 @@ from backend.turns.opening_watch import (
 )
 from backend.turns.parts import ConversationParts
 from backend.turns.quotes import LinesJudged, quoted_reply
+from backend.turns.scaffolding import ScaffoldFilter
 from backend.turns.second_try import contradicted, retry_note_ids, write_again
 from backend.turns.writing import Generated, PendingReply, ReplyJob, pass_on
 
@@ -83,7 +84,9 @@ class Replies:
         try:
             async with claim:
                 stream.put(Accepted(message.user.id, reply.message_id))
-                await self._write_and_finish(ReplyJob(engine, message, reply, stream, claim.stop))
+                scaffolding = ScaffoldFilter(self.parts.assembler.note_headings(message.bot.definition))
+                job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding)
+                await self._write_and_finish(job)
         finally:
             stream.close()  # after the claim is let go: the customer may write again at once
 
@@ -223,9 +226,9 @@ async def _show(
     """The held tokens shown, then the rest of the reply as it comes."""
     for delta in held:
         said.add(delta.text, delta.token_ids)
-        job.stream.put(Token(delta.text))
+        job.show(delta.text)
     if isinstance(item, GenerationResult):
         return item
     if job.stop.is_set():
         return said.interrupted()
-    return await pass_on(items, said, job.stream, job.stop)
+    return await pass_on(items, said, job)

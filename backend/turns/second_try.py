@@ -89,7 +89,7 @@ async def write_again(
     max_tokens = min(job.reply.max_tokens, max_model_len - len(prompt))
     items = job.tokens(prompt, max_tokens, f"reply-{job.reply.message_id}-again")
     async with contextlib.aclosing(items):
-        result = await pass_on(items, said, job.stream, job.stop)
+        result = await pass_on(items, said, job)
     if result.finish_reason == "interrupted":
         return result
     return dataclasses.replace(result, ttft_s=retried_at + result.ttft_s, total_s=retried_at + result.total_s)

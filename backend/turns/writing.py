@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
 from backend.turns.decisions import AcceptedMessage, HandOver
 from backend.turns.events import Token, TurnStream
+from backend.turns.scaffolding import ScaffoldFilter
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,17 @@ class ReplyJob:
     reply: PendingReply
     stream: TurnStream
     stop: asyncio.Event  # set when a human takes over: the reply stops where it is
+    visible: ScaffoldFilter = dataclasses.field(default_factory=lambda: ScaffoldFilter(()))
+
+    def show(self, text: str) -> None:
+        """Text of the reply streamed to the customer, without the prompt's scaffolding."""
+        if shown := self.visible.feed(text):
+            self.stream.put(Token(shown))
+
+    def show_rest(self) -> None:
+        """The reply has ended: what was held back as possible scaffolding is shown."""
+        if rest := self.visible.rest():
+            self.stream.put(Token(rest))
 
     def tokens(
         self, prompt: list[int], max_tokens: int, request_id: str
@@ -54,17 +66,14 @@ class Generated:
 
 
 async def pass_on(
-    items: AsyncIterator[TokenDelta | GenerationResult],
-    said: StreamAccumulator,
-    stream: TurnStream,
-    stop: asyncio.Event,
+    items: AsyncIterator[TokenDelta | GenerationResult], said: StreamAccumulator, job: ReplyJob
 ) -> GenerationResult:
     """The rest of a reply, passed on to the customer as it comes."""
     async for item in items:
         if isinstance(item, GenerationResult):
             return item
         said.add(item.text, item.token_ids)
-        stream.put(Token(item.text))
-        if stop.is_set():
+        job.show(item.text)
+        if job.stop.is_set():
             return said.interrupted()
     raise RuntimeError("the engine stream ended without a result")

@@ -3,6 +3,7 @@ policy contradicts is stored with why, announced, and hands over where the bot s
 note's heading the model repeated is taken out of what the customer reads."""
 
 from backend.engine.interface import GenerationResult, TokenDelta
+from backend.turns.events import Token
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
 
 WRONG = "The warranty on backpacks is 2 years."  # the policy: backpacks 3 years, tents 2
@@ -25,6 +26,18 @@ class Says(WrappedEngine):
                 )
             else:
                 yield item
+
+
+class Streams(Says):
+    """As `Says`, with the text streamed across the model's token deltas, a piece on each."""
+
+    async def stream(self, prompt_ids, **options):
+        items = [item async for item in super().stream(prompt_ids, **options)]
+        deltas = [item for item in items if isinstance(item, TokenDelta)]
+        size = -(-len(self.text) // max(len(deltas), 1))
+        for n, delta in enumerate(deltas):
+            yield TokenDelta(self.text[n * size : (n + 1) * size], delta.token_ids)
+        yield items[-1]
 
 
 async def test_a_reply_the_policy_contradicts_is_flagged_with_why(make_services, tiny_engine):
@@ -73,3 +86,16 @@ async def test_a_repeated_note_heading_is_not_what_the_customer_reads(make_servi
     assert done.text == line
     _, messages = await stored(services, cid)
     assert messages[-1].text == line
+
+
+async def test_a_note_heading_never_reaches_the_customers_stream(make_services, tiny_engine):
+    heading = "The policy lines that best match the customer's next message:"
+    line = "- Backpacks carry a 3-year warranty."
+    services = await make_services(engine=Streams(tiny_engine, f"{heading}\n{line}"))
+    cid = (await open_conversation(services)).conversation.id
+
+    events = await take_turn(services, cid, "How long is the warranty on backpacks?")
+
+    streamed = "".join(event.text for event in events if isinstance(event, Token))
+    assert streamed.strip() == line and "policy lines" not in streamed
+    assert done_of(events).text == line
