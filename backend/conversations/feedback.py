@@ -1,7 +1,14 @@
 """A customer's thumbs up or down on a bot reply: set, changed or taken back, and announced."""
 
 from backend.conversations import repository as repo
-from backend.conversations.models import Conversation, Message, MessageRole, MessageStatus, ReplyFeedback
+from backend.conversations.models import (
+    HANDOVER,
+    Conversation,
+    Message,
+    MessageRole,
+    MessageStatus,
+    ReplyFeedback,
+)
 from backend.db import utcnow
 from backend.errors import Conflict, InvalidInput, NotFound
 from backend.events.bus import MESSAGE_FEEDBACK, Event
@@ -25,6 +32,8 @@ async def rate_reply(
     if message.status != MessageStatus.COMPLETE:
         status = message.status.value
         raise Conflict(f"only a complete reply takes feedback; message {message_id} is {status}")
+    if message.finish_reason == HANDOVER:
+        raise InvalidInput(f"message {message_id} hands over to a person; no answer, so no feedback")
     if message.feedback == feedback:
         return message
     previous = message.feedback

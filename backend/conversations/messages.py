@@ -50,6 +50,7 @@ def message_event(message: Message, *, author_name: str | None = None) -> Event:
             "role": message.role.value,
             "text": message.text,
             "status": message.status.value,
+            "finish_reason": message.finish_reason,
             "author_agent_id": message.author_agent_id,
             "author_name": author_name,
             "doubt": message.doubt,

@@ -31,6 +31,9 @@ class MessageRole(enum.StrEnum):
     AGENT = "agent"  # a human agent, speaking on the assistant's side of the chat template
 
 
+HANDOVER = "handoff"  # the finish reason of the bot's message that hands over to a person: no answer
+
+
 class MessageStatus(enum.StrEnum):
     COMPLETE = "complete"
     GENERATING = "generating"

@@ -9,7 +9,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.bots.models import Bot
-from backend.conversations.models import Conversation, Message, MessageRole, MessageStatus, ReplyFeedback
+from backend.conversations.models import (
+    HANDOVER,
+    Conversation,
+    Message,
+    MessageRole,
+    MessageStatus,
+    ReplyFeedback,
+)
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -55,6 +62,7 @@ async def replies_per_bot(
         .join(Bot, Bot.id == Conversation.bot_id)
         .where(Message.created_at >= start, Message.created_at < end)
         .where(Message.role == MessageRole.ASSISTANT, Message.status == MessageStatus.COMPLETE)
+        .where(Message.finish_reason.is_distinct_from(HANDOVER))  # the handover is no answer
         .where(*([Bot.slug == bot] if bot else []))
         .group_by(Bot.slug)
         .order_by(Bot.slug)

@@ -5,6 +5,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 
+from backend.conversations.models import HANDOVER
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
 from backend.turns import settlement
@@ -85,7 +86,7 @@ class ReplyFinisher:
         await self.parts.context.remember(message.conversation.id, session)
         job.stream.put(Token(hand_over.text))
         job.stream.put(
-            Done(reply.message_id, hand_over.text, status.value, handoff=True, finish_reason="handoff")
+            Done(reply.message_id, hand_over.text, status.value, handoff=True, finish_reason=HANDOVER)
         )
 
     async def _sources_picked(self, job: ReplyJob, reply: FinishedReply) -> list[Source]:

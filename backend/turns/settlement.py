@@ -8,7 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
 from backend.conversations.messages import message_event
-from backend.conversations.models import ConversationStatus, MessageStatus
+from backend.conversations.models import HANDOVER, ConversationStatus, MessageStatus
 from backend.engine.interface import GenerationResult
 from backend.turns.checks import FinishedReply, Review
 from backend.turns.decisions import AcceptedMessage, HandOver
@@ -56,7 +56,7 @@ async def store_hand_over(
     async with new_work() as work:
         conversation = await repo.require_conversation(work.db, message.conversation.id)
         stored = await repo.get_message(work.db, reply_id)
-        stored.status, stored.finish_reason = MessageStatus.COMPLETE, "handoff"
+        stored.status, stored.finish_reason = MessageStatus.COMPLETE, HANDOVER
         stored.text, stored.token_ids = hand_over.text, reply_ids
         work.emit(message_event(stored), *lifecycle.hand_off(conversation, hand_over.reason))
         return conversation.status

@@ -97,9 +97,7 @@
       } else if (message.role === "user" || message.status === "complete" || tidy(message.text)) {
         const bubble = addMessage(message.role, message.text, { id: message.id, author: message.author_name });
         if (message.role === "assistant") addSources(bubble, message.sources);
-        if (message.role === "assistant" && message.status === "complete") {
-          addFeedback(bubble, message.id, message.feedback);
-        }
+        if (isAnswer(message)) addFeedback(bubble, message.id, message.feedback);
       }
     }
     applyStatus(history.status, undefined, { quiet: true }); // the header says who answers now

@@ -5,6 +5,17 @@
     { value: "down", label: T.notHelpful, paths: ICONS.thumbDown },
   ];
 
+  // Whether a message is one of the bot's answers, which take thumbs: complete, not cut short by
+  // an agent, and not the handover message (the bot's word that a person takes over).
+  function isAnswer(message) {
+    return (
+      message.role === "assistant" &&
+      message.status === "complete" &&
+      message.finish_reason !== "handoff" &&
+      message.finish_reason !== "interrupted"
+    );
+  }
+
   // Rating buttons under the reply in `bubble`, stored as message `messageId`, rated `current`.
   function addFeedback(bubble, messageId, current = null) {
     const note = el("span", { className: "feedback-note" });

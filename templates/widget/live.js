@@ -44,7 +44,7 @@
       const bubble = addMessage(data.role, data.text || "", { id: data.message_id, author: data.author_name });
       if (data.role === "assistant") {
         addSources(bubble, data.sources);
-        addFeedback(bubble, data.message_id);
+        if (isAnswer(data)) addFeedback(bubble, data.message_id);
       }
       state.toldWaiting = false;
       if (panel.hidden) setUnread(state.unread + 1);
@@ -66,7 +66,7 @@
         const bubble = addMessage(message.role, message.text, { id: message.id, author: message.author_name });
         if (message.role === "assistant") {
           addSources(bubble, message.sources);
-          addFeedback(bubble, message.id, message.feedback);
+          if (isAnswer(message)) addFeedback(bubble, message.id, message.feedback);
         }
       }
     }

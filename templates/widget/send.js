@@ -94,8 +94,10 @@
             }
             reply.dataset.messageId = String(data.message_id);
             state.shownMessageIds.add(data.message_id);
-            // A reply an agent cut short is not the bot's answer: it is not rated.
-            if (data.finish_reason !== "interrupted") addFeedback(reply, data.message_id);
+            // A reply an agent cut short, or the handover message, is not the bot's answer: not rated.
+            if (isAnswer({ role: "assistant", status: "complete", finish_reason: data.finish_reason })) {
+              addFeedback(reply, data.message_id);
+            }
           }
           // The bot's handover message is the one word of the handoff: no notice besides it.
           if (typeof data.status === "string") applyStatus(data.status, undefined, { announced: data.finish_reason === "handoff" });

@@ -4,9 +4,12 @@ thumbs up and down: in the report's service, then through both report routes."""
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from backend.conversations import repository
 from backend.conversations.feedback import rate_reply
 from backend.conversations.models import ReplyFeedback
+from backend.errors import InvalidInput
 from backend.reports.replies import ReplyCounts, replies_per_bot
 from backend.reports.service import build_report
 from tests.helpers import auth, done_event, done_of, open_conversation, send, start, take_turn
@@ -99,3 +102,21 @@ async def test_the_report_routes_show_the_feedback(client):
         "/api/v1/reports/replies", headers=agent, params={"from": "2030-01-02", "to": "2030-01-01"}
     )
     assert (backwards.status_code, backwards.json()["detail"]) == (422, "'from' must be before 'to'")
+
+
+async def test_the_handover_message_is_no_answer_it_takes_no_thumbs_and_is_not_counted(services):
+    start = datetime.now(UTC)
+    customer = await open_conversation(services, "shop-en")
+    cid = customer.conversation.id
+    answer = done_of(await take_turn(services, cid, "Is delivery free?"))
+    handover = done_of(await take_turn(services, cid, "I want to talk to a human, please"))
+    assert handover.handoff and handover.finish_reason == "handoff"
+
+    async with services.new_work() as work:
+        conversation = await services.customers.authorize(work, cid, customer.customer_token)
+        with pytest.raises(InvalidInput, match="hands over to a person; no answer, so no feedback"):
+            await rate_reply(work, conversation, handover.message_id, UP)
+        await rate_reply(work, conversation, answer.message_id, UP)
+    async with services.new_work() as work:
+        counts = await replies_per_bot(work.db, start, datetime.now(UTC) + timedelta(seconds=1), "shop-en")
+    assert counts == {"shop-en": ReplyCounts.of(replies=1, doubtful=0, up=1, down=0)}

@@ -52,6 +52,7 @@ async def test_the_bot_steps_aside_in_one_message_and_the_header_waits_then_name
     # One message: the bot's own, no notice repeating it (however the live status arrives).
     await expect(log.locator("[data-role=assistant] .text").filter(has_text="passing you")).to_have_count(1)
     await expect(log.locator(".notice")).to_have_count(0)
+    await expect(log.locator("[data-feedback]")).to_have_count(0)  # the handover is no answer to rate
     subtitle = dialog.locator(".subtitle")
     await expect(subtitle).to_have_text("Waiting for our team")
     await expect(log.locator("[data-away]")).to_have_count(0)  # no office hours: the team is there
