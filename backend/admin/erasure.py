@@ -20,8 +20,8 @@ from backend.conversations.models import Conversation, ConversationRating, Messa
 from backend.db import utcnow
 from backend.outbox.models import WebhookDelivery
 from backend.tokens import digest
-from backend.turns.turn_lock import TurnLocks
 from backend.turns.context import ConversationContext
+from backend.turns.turn_lock import TurnLocks
 from backend.unit_of_work import UnitOfWork
 
 ERASED = "(erased)"

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.agents import service
 from backend.agents.models import Agent, AgentRole, ApiToken
-from backend.config import get_settings
+from backend.config import settings_given
 from backend.db import create_db_engine, create_session_factory
 from backend.errors import AppError
 
@@ -20,8 +20,8 @@ agents_app = typer.Typer(help="Support agents and their API tokens.", no_args_is
 T = TypeVar("T")
 
 
-async def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    engine = create_db_engine(get_settings().database_url)
+async def _in_session(database_url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    engine = create_db_engine(database_url)
     try:
         async with create_session_factory(engine)() as db:
             result = await work(db)
@@ -31,9 +31,9 @@ async def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
         await engine.dispose()
 
 
-def _run(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+def _run(database_url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     try:
-        return asyncio.run(_in_session(work))
+        return asyncio.run(_in_session(database_url, work))
     except AppError as error:
         typer.secho(f"error: {error.message}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from error
@@ -41,6 +41,7 @@ def _run(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
 
 @agents_app.command("create")
 def create(
+    ctx: typer.Context,
     name: Annotated[str, typer.Option(help="Display name.")],
     email: Annotated[str, typer.Option(help="Unique e-mail address.")],
     role: Annotated[AgentRole, typer.Option(help="agent or admin.")] = AgentRole.AGENT,
@@ -52,12 +53,14 @@ def create(
         _token, plain = await service.issue_token(db, agent, by=None)
         return agent.id, plain
 
-    agent_id, plain = _run(work)
+    agent_id, plain = _run(settings_given(ctx.obj).database_url, work)
     typer.echo(f"agent {agent_id} ({role.value}) created; API token (shown once):\n{plain}")
 
 
 @agents_app.command("token")
-def token(email: Annotated[str, typer.Argument(help="The agent's e-mail address.")]) -> None:
+def token(
+    ctx: typer.Context, email: Annotated[str, typer.Argument(help="The agent's e-mail address.")]
+) -> None:
     """Issue another API token for an agent (shown once)."""
 
     async def work(db: AsyncSession) -> tuple[int, str]:
@@ -67,25 +70,27 @@ def token(email: Annotated[str, typer.Argument(help="The agent's e-mail address.
         token, plain = await service.issue_token(db, agent, by=None)
         return token.id, plain
 
-    token_id, plain = _run(work)
+    token_id, plain = _run(settings_given(ctx.obj).database_url, work)
     typer.echo(f"token {token_id} issued (shown once):\n{plain}")
 
 
 @agents_app.command("revoke")
-def revoke(token_id: Annotated[int, typer.Argument(help="The token's id (see `agents list`).")]) -> None:
+def revoke(
+    ctx: typer.Context, token_id: Annotated[int, typer.Argument(help="The token's id (see `agents list`).")]
+) -> None:
     """Revoke an API token: it stops working at once, in every app process."""
-    _run(lambda db: service.revoke_token(db, token_id, by=None))
+    _run(settings_given(ctx.obj).database_url, lambda db: service.revoke_token(db, token_id, by=None))
     typer.echo(f"token {token_id} revoked")
 
 
 @agents_app.command("list")
-def list_agents() -> None:
+def list_agents(ctx: typer.Context) -> None:
     """Agents and their tokens (prefixes only)."""
 
     async def work(db: AsyncSession) -> list[tuple[Agent, list[ApiToken]]]:
         return [(a, await service.list_tokens(db, a.id)) for a in await service.list_agents(db)]
 
-    for agent, tokens in _run(work):
+    for agent, tokens in _run(settings_given(ctx.obj).database_url, work):
         typer.echo(f"{agent.id}\t{agent.role.value}\t{agent.email}\t{agent.name}")
         for t in tokens:
             state = "revoked" if t.revoked_at else "live"

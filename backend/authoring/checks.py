@@ -10,44 +10,17 @@ import itertools
 import json
 import os
 import subprocess
-import sys
-import tomllib
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import jinja2
-import jinja2.meta
 
 import backend
-from backend.authoring import cache_busters
+from backend.authoring.fixed_prefix import FIXED_FILES, fixed_prefix_problems, render_fixed_texts
 from backend.authoring.problems import Problem
-from backend.authoring.template_checks import chat_template_problems
-from backend.config import get_settings
-from backend.engine.kv_sizing import context_window, knowledge_budget
-from backend.knowledge.articles import KnowledgeError, load_knowledge, render_article
-from backend.prompting.assembler import PromptAssembler, cacheable_tokens
-from backend.prompting.chat_format import ChatFormat, ChatTemplateError
-from backend.prompting.definitions import (
-    EXAMPLES_FILE,
-    KNOWLEDGE_FOLDER,
-    REQUIRED_FILES,
-    SLUG,
-    BotDefinitionError,
-    bot_folders,
-    load_bot,
-    load_worked_examples,
-    template_environment,
-)
+from backend.authoring.rendering import Rendered, RenderSettings, render_process_command
+from backend.prompting.assembler import cacheable_tokens
+from backend.prompting.definitions import REQUIRED_FILES, SLUG, bot_folders
 
-FIXED_FILES = ("system.j2", "policy.md", "examples.toml", "knowledge", "bot.toml")
-POLICY_STANDIN = "(policy.md)"  # system.j2 is scanned on its own; policy.md separately
 HASH_SEEDS = ("1", "2")
-TYPICAL_QUESTIONS = {
-    "en": "How many days do I have to return an item?",
-    "zh": "买的冰箱不想要了，可以退货吗？",
-}
 
 
 class CheckError(RuntimeError):
@@ -92,14 +65,17 @@ class CheckResult:
         return not self.model_problems and not any(report.problems for report in self.bots)
 
 
-def check_prompts(prompts_dir: Path, model_dir: Path, block_size: int) -> CheckResult:
+def check_prompts(
+    prompts_dir: Path, model_dir: Path, block_size: int, render_settings: RenderSettings
+) -> CheckResult:
     """Render every bot in fresh processes, as the server does at start-up, and check it."""
     if not prompts_dir.is_dir():
         raise CheckError(f"no prompts directory at {prompts_dir}")
     folders = bot_folders(prompts_dir)
     if not folders:
         raise CheckError(f"no bots in {prompts_dir}")
-    processes = [_start_render_process(prompts_dir, model_dir, seed) for seed in HASH_SEEDS]
+    command = render_process_command(prompts_dir, model_dir, render_settings)
+    processes = [_start_render_process(command, seed) for seed in HASH_SEEDS]
     try:
         static = {folder.name: fixed_prefix_problems(folder) for folder in folders}
         renders = {
@@ -125,57 +101,6 @@ def check_prompts(prompts_dir: Path, model_dir: Path, block_size: int) -> CheckR
     return CheckResult(reports, [Problem(**problem) for problem in first["model_problems"]])
 
 
-Rendered = dict[str, Any]  # JSON as one render process prints it
-
-
-def load_tokenizer(model_dir: Path) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(model_dir)
-
-
-def render_bots(prompts_dir: Path, tokenizer: Any, knowledge_budget: int | None = None) -> Rendered:
-    """What this process renders, JSON-ready.
-
-    The chat template's problems, and per bot its prefix ids, the length of a typical
-    first turn and its fixed texts (or why it does not load).
-    """
-    model_problems = chat_template_problems(tokenizer)
-    try:
-        assembler: PromptAssembler | None = PromptAssembler(ChatFormat(tokenizer))
-    except ChatTemplateError as error:
-        model_problems.append(Problem("chat-template", "chat_template", str(error)))
-        assembler = None
-    bots = {
-        folder.name: _render_bot(folder, assembler, knowledge_budget) for folder in bot_folders(prompts_dir)
-    }
-    return {"model_problems": [asdict(problem) for problem in model_problems], "bots": bots}
-
-
-def _render_bot(folder: Path, assembler: PromptAssembler | None, knowledge_budget: int | None) -> Rendered:
-    try:
-        bot = load_bot(folder)
-    except BotDefinitionError as error:
-        return {"error": str(error)}
-    rendered: Rendered = {"texts": render_fixed_texts(folder), "prefix_ids": [], "first_turn_tokens": 0}
-    if assembler is not None:
-        question = TYPICAL_QUESTIONS.get(bot.language, TYPICAL_QUESTIONS["en"])
-        bot_prefix = assembler.bot_prefix(bot, knowledge_budget)
-        prefix = list(bot_prefix.token_ids)
-        note = bot.reference.note(question, get_settings().relevant_lines)
-        first_turn = assembler.prompt_for_reply([*prefix, *assembler.user_message(question, note)])
-        rendered.update(prefix_ids=prefix, first_turn_tokens=len(first_turn))
-        if bot.knowledge:
-            limit = bot.knowledge_settings.max_prefix_tokens
-            rendered["knowledge"] = {
-                "articles": len(bot.knowledge),
-                "tokens": bot_prefix.knowledge_tokens,
-                "budget": knowledge_budget if limit is None else limit,
-                "in_prefix": bot_prefix.knowledge_in_prefix,
-            }
-    return rendered
-
-
 def _failing_file(folder: Path) -> str:
     if not SLUG.match(folder.name):
         return "(folder name)"
@@ -194,84 +119,11 @@ def cache_usage(prefix_tokens: int, first_turn_tokens: int, block_size: int) -> 
     return CacheUsage(prefix_tokens, prefix_cached, first_turn_tokens, first_turn_cached)
 
 
-def fixed_prefix_problems(folder: Path) -> list[Problem]:
-    """Template variables and calls, dates, ids and whitespace in the fixed prefix's files."""
-    try:
-        meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return []  # loading the bot reports it
-    static = set(meta.get("vars", {}))
-    # `examples` is reported on its own below.
-    allowed = {"system.j2": static | {"policy", "examples", "articles"}, "policy.md": static}
-    env = template_environment(folder)
-    problems = []
-    for name, names in allowed.items():
-        try:
-            assert env.loader is not None  # template_environment always sets one
-            tree = env.parse(env.loader.get_source(env, name)[0])
-        except jinja2.TemplateError:
-            continue  # missing or not parsable: loading the bot reports it
-        problems += _problems(name, cache_busters.template_findings(tree, names))
-        undeclared = jinja2.meta.find_undeclared_variables(tree)
-        if name == "system.j2" and (folder / KNOWLEDGE_FOLDER).is_dir() and "articles" not in undeclared:
-            detail = "system.j2 does not render `articles`: the help center is not in the prefix"
-            problems.append(Problem("articles-unused", KNOWLEDGE_FOLDER, detail))
-        if name == "system.j2" and "examples" in undeclared:
-            detail = (
-                "system.j2 renders `examples`: worked examples (examples.toml) come as turns of "
-                "the fixed prefix after the system prompt, and the template gets none"
-            )
-            problems.append(Problem("examples-in-system-prompt", "system.j2", detail))
-    for name, text in render_fixed_texts(folder).items():
-        problems += _problems(name, cache_busters.text_findings(text))
-        problems += _problems(name, cache_busters.whitespace_findings(text))
-    return sorted(problems, key=lambda problem: FIXED_FILES.index(problem.file))
-
-
-def _problems(file: str, findings: list[cache_busters.Finding]) -> list[Problem]:
-    return [Problem(kind, file, detail) for kind, detail in findings]
-
-
-def render_fixed_texts(folder: Path) -> dict[str, str]:
-    """The fixed prefix's texts file by file, rendered as the loader does; skips what fails."""
-    texts: dict[str, str] = {}
-    try:
-        meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
-        texts["bot.toml"] = str(meta["greeting"]).strip()
-        variables = dict(meta.get("vars", {}))
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return texts
-    env = template_environment(folder)
-    renders: dict[str, Callable[[], str]] = {
-        "policy.md": lambda: env.get_template("policy.md").render(**variables),
-        # Scanned on its own: policy.md and examples.toml are scanned separately.
-        "system.j2": lambda: env.get_template("system.j2").render(
-            **variables, policy=POLICY_STANDIN, articles=[]
-        ),
-    }
-    if (folder / EXAMPLES_FILE).is_file():
-        renders[EXAMPLES_FILE] = lambda: _examples_text(folder)
-    if (folder / KNOWLEDGE_FOLDER).is_dir():
-        renders[KNOWLEDGE_FOLDER] = lambda: "\n\n".join(
-            map(render_article, load_knowledge(folder / KNOWLEDGE_FOLDER))
-        )
-    for name, render in renders.items():
-        try:
-            texts[name] = render().strip()
-        except (jinja2.TemplateError, BotDefinitionError, KnowledgeError):
-            continue  # loading the bot reports it
-    return texts
-
-
-def _examples_text(folder: Path) -> str:
-    return "\n\n".join(f"{e.question}\n{e.answer}" for e in load_worked_examples(folder))
-
-
-def _start_render_process(prompts_dir: Path, model_dir: Path, seed: str) -> subprocess.Popen[str]:
+def _start_render_process(command: list[str], seed: str) -> subprocess.Popen[str]:
     package_root = str(Path(backend.__file__).resolve().parent.parent)
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
     return subprocess.Popen(  # noqa: S603 - this interpreter, this module, our own paths
-        [sys.executable, "-m", "backend.authoring.checks", str(prompts_dir), str(model_dir)],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -309,20 +161,3 @@ def unstable_render_problems(slug: str, renders: dict[str, Rendered]) -> list[Pr
         )
         return [Problem("unstable-render", file, detail)]
     return []
-
-
-def _render_process_main(argv: list[str]) -> None:
-    prompts_dir, model_dir = (Path(arg) for arg in argv)
-    budget = server_knowledge_budget(model_dir)
-    json.dump(render_bots(prompts_dir, load_tokenizer(model_dir), budget), sys.stdout)
-
-
-def server_knowledge_budget(model_dir: Path) -> int:
-    """What a help center may add to a fixed prefix, as the server works it out."""
-    settings = get_settings()
-    window = context_window(model_dir, settings.max_model_len)
-    return knowledge_budget(window, settings.conversation_room_tokens)
-
-
-if __name__ == "__main__":
-    _render_process_main(sys.argv[1:])

@@ -12,7 +12,8 @@ import httpx
 import typer
 
 from backend.authoring.checks import CheckError, CheckResult, check_prompts
-from backend.config import get_settings
+from backend.authoring.rendering import RenderSettings
+from backend.config import settings_given
 from backend.engine.model_store import ModelError, resolve_model_dir
 
 prompts_app = typer.Typer(
@@ -22,12 +23,13 @@ prompts_app = typer.Typer(
 
 
 @prompts_app.command("check")
-def check() -> None:
+def check(ctx: typer.Context) -> None:
     """Render every bot as the engine will; exit 1 on anything that would defeat the prefix cache."""
-    settings = get_settings()
+    settings = settings_given(ctx.obj)
+    render_settings = RenderSettings.of(settings)
     try:
         model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-        result = check_prompts(settings.prompts_dir, model_dir, settings.block_size)
+        result = check_prompts(settings.prompts_dir, model_dir, settings.block_size, render_settings)
     except (ModelError, CheckError) as error:
         typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from error

@@ -244,6 +244,14 @@ async def app_client(
                 yield client
 
 
+async def evaluate(
+    settings: Settings, url: str | None, cases: dict[str, list[Case]], as_served: bool = False
+) -> dict[str, Any]:
+    """Each bot's cases through one app (see `app_client`), one bot after the other."""
+    async with app_client(settings, url, cases.keys(), as_served=as_served) as client:
+        return {slug: await evaluate_bot(client, slug, bot_cases_) for slug, bot_cases_ in cases.items()}
+
+
 async def _wait_until_ready(client: httpx.AsyncClient, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while (response := await client.get("/readyz")).status_code != 200:

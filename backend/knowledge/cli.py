@@ -5,9 +5,10 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from backend.config import get_settings
+from backend.config import settings_given
 from backend.knowledge.articles import KnowledgeError, load_knowledge
-from backend.knowledge.sync import KNOWLEDGE_FOLDER, SOURCE_SUFFIXES, SyncError, SyncReport, sync_knowledge
+from backend.knowledge.conversion import SOURCE_SUFFIXES
+from backend.knowledge.sync import KNOWLEDGE_FOLDER, SyncError, SyncReport, sync_knowledge
 
 knowledge_app = typer.Typer(
     help="A bot's help center (prompts/<bot>/knowledge/): import articles into it, list them.",
@@ -30,8 +31,7 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(1)
 
 
-def _bot_folder(slug: str, prompts_dir: Path | None) -> Path:
-    prompts_dir = prompts_dir or get_settings().prompts_dir
+def _bot_folder(slug: str, prompts_dir: Path) -> Path:
     folder = prompts_dir / slug
     if "/" in slug or "\\" in slug or slug.startswith((".", "_")) or not folder.is_dir():
         bots = sorted(
@@ -43,6 +43,7 @@ def _bot_folder(slug: str, prompts_dir: Path | None) -> Path:
 
 @knowledge_app.command("sync")
 def sync(
+    ctx: typer.Context,
     bot: Annotated[str, typer.Argument(help="The bot's slug (its folder in prompts/).")],
     source: Annotated[
         Path,
@@ -52,7 +53,7 @@ def sync(
     dry_run: Annotated[bool, typer.Option(help="Report what would change; write nothing.")] = False,
 ) -> None:
     """Make the bot's help center the articles in SOURCE: all of them, or, if any fails, none."""
-    folder = _bot_folder(bot, prompts_dir)
+    folder = _bot_folder(bot, prompts_dir or settings_given(ctx.obj).prompts_dir)
     try:
         report = sync_knowledge(folder, source, dry_run=dry_run)
     except (SyncError, OSError) as error:
@@ -90,11 +91,12 @@ def summary(report: SyncReport, dry_run: bool) -> str:
 
 @knowledge_app.command("list")
 def list_articles(
+    ctx: typer.Context,
     bot: Annotated[str, typer.Argument(help="The bot's slug (its folder in prompts/).")],
     prompts_dir: PromptsDir = None,
 ) -> None:
     """The bot's articles in canonical (id) order: id, title, url and words."""
-    folder = _bot_folder(bot, prompts_dir) / KNOWLEDGE_FOLDER
+    folder = _bot_folder(bot, prompts_dir or settings_given(ctx.obj).prompts_dir) / KNOWLEDGE_FOLDER
     try:
         knowledge = load_knowledge(folder)
     except (KnowledgeError, OSError) as error:

@@ -112,70 +112,81 @@ def load_bot(folder: Path) -> Bot:
     if missing:
         raise BotDefinitionError(f"bot {slug!r}: missing {', '.join(missing)} in {folder}")
     try:
-        source = (folder / "bot.toml").read_text(encoding="utf-8")
-        meta = tomllib.loads(source)
-        language = meta.get("language", "en")
-        variables = dict(meta.get("vars", {}))
-        examples = load_worked_examples(folder)
-        knowledge = load_knowledge(folder / KNOWLEDGE_FOLDER)
-        env = template_environment(folder)
-        policy = env.get_template("policy.md").render(**variables).strip()
-        system = env.get_template("system.j2")
-        fixed = {**variables, "policy": policy}
-        system_prompt = system.render(**fixed, articles=knowledge.as_records()).strip()
-        lean_system_prompt = system.render(**fixed, articles=[]).strip()
-        if knowledge and system_prompt == lean_system_prompt:
-            raise BotDefinitionError(
-                f"bot {slug!r}: it has a help center in {folder / KNOWLEDGE_FOLDER}, but system.j2 "
-                "does not render `articles` (see prompts/README.md)"
-            )
-        context_template = env.get_template("context.j2")
-        reference = meta.get("reference", {})
-        handoff = meta.get("handoff", {})
-        switches = judge_switches(meta.get("judges", {}))
-        judges = load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on))
-        return Bot(
-            slug=slug,
-            name=meta["name"],
-            language=language,
-            greeting=meta["greeting"].strip(),
-            system_prompt=system_prompt,
-            context_template=context_template,
-            handoff=HandoffSettings(
-                message=handoff.get(
-                    "message", DEFAULT_HANDOFF_MESSAGES.get(language, DEFAULT_HANDOFF_MESSAGES["en"])
-                ),
-                max_unanswered=int(handoff.get("max_unanswered", 2)),
-                on_doubt=bool(handoff.get("on_doubt", False)),
-            ),
-            judges=judges,
-            examples=examples,
-            reference=PolicyLines.of(
-                policy,
-                language,
-                reference.get("heading"),
-                knowledge,
-                reference.get("matching", "words"),
-            ),
-            office_hours=(
-                parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
-            ),
-            knowledge=knowledge,
-            lean_system_prompt=lean_system_prompt,
-            knowledge_settings=knowledge_settings(meta.get("knowledge", {})),
-            second_try=(
-                load_second_try(judges["opening"].source, language, meta.get("second_try", {}))
-                if "opening" in judges
-                else None
-            ),
-            quoting=(
-                load_quoting(judges["line_answers"].source, language) if "line_answers" in judges else None
-            ),
-        )
+        return _read_bot(folder)
     except (OfficeHoursError, KnowledgeError, OpeningsError, QuotingError) as error:
         raise BotDefinitionError(str(error)) from error
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
+
+
+def _read_bot(folder: Path) -> Bot:
+    """The bot in a complete folder; its files are read, and fail, in this order."""
+    slug = folder.name
+    source = (folder / "bot.toml").read_text(encoding="utf-8")
+    meta = tomllib.loads(source)
+    language = meta.get("language", "en")
+    variables = dict(meta.get("vars", {}))
+    examples = load_worked_examples(folder)
+    knowledge = load_knowledge(folder / KNOWLEDGE_FOLDER)
+    env = template_environment(folder)
+    policy = env.get_template("policy.md").render(**variables).strip()
+    system_prompt, lean_system_prompt = _system_prompts(
+        folder, env, {**variables, "policy": policy}, knowledge
+    )
+    context_template = env.get_template("context.j2")
+    reference = meta.get("reference", {})
+    handoff = meta.get("handoff", {})
+    switches = judge_switches(meta.get("judges", {}))
+    judges = load_judge_prompts(folder, language, tuple(n for n, on in switches.items() if on))
+    return Bot(
+        slug=slug,
+        name=meta["name"],
+        language=language,
+        greeting=meta["greeting"].strip(),
+        system_prompt=system_prompt,
+        context_template=context_template,
+        handoff=handoff_settings(handoff, language),
+        judges=judges,
+        examples=examples,
+        reference=PolicyLines.of(
+            policy, language, reference.get("heading"), knowledge, reference.get("matching", "words")
+        ),
+        office_hours=(
+            parse_office_hours(meta["office_hours"], slug, source) if "office_hours" in meta else None
+        ),
+        knowledge=knowledge,
+        lean_system_prompt=lean_system_prompt,
+        knowledge_settings=knowledge_settings(meta.get("knowledge", {})),
+        second_try=(
+            load_second_try(judges["opening"].source, language, meta.get("second_try", {}))
+            if "opening" in judges
+            else None
+        ),
+        quoting=load_quoting(judges["line_answers"].source, language) if "line_answers" in judges else None,
+    )
+
+
+def _system_prompts(
+    folder: Path, env: jinja2.Environment, fixed: dict[str, Any], knowledge: Knowledge
+) -> tuple[str, str]:
+    """The system prompt with the help center's articles, and without them."""
+    system = env.get_template("system.j2")
+    system_prompt = system.render(**fixed, articles=knowledge.as_records()).strip()
+    lean_system_prompt = system.render(**fixed, articles=[]).strip()
+    if knowledge and system_prompt == lean_system_prompt:
+        raise BotDefinitionError(
+            f"bot {folder.name!r}: it has a help center in {folder / KNOWLEDGE_FOLDER}, but system.j2 "
+            "does not render `articles` (see prompts/README.md)"
+        )
+    return system_prompt, lean_system_prompt
+
+
+def handoff_settings(table: dict[str, Any], language: str) -> HandoffSettings:
+    return HandoffSettings(
+        message=table.get("message", DEFAULT_HANDOFF_MESSAGES.get(language, DEFAULT_HANDOFF_MESSAGES["en"])),
+        max_unanswered=int(table.get("max_unanswered", 2)),
+        on_doubt=bool(table.get("on_doubt", False)),
+    )
 
 
 def knowledge_settings(table: dict[str, Any]) -> KnowledgeSettings:

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from backend.authoring.cache_busters import text_findings
-from backend.authoring.checks import CacheUsage, cache_usage, fixed_prefix_problems
+from backend.authoring.checks import CacheUsage, cache_usage
+from backend.authoring.fixed_prefix import fixed_prefix_problems
 from backend.authoring.template_checks import chat_template_problems
 from backend.prompting.chat_format import ChatFormat
 from tests.authoring.edits import LAST_MESSAGES_TEMPLATE, edited_bot

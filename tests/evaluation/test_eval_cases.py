@@ -11,7 +11,7 @@ from backend.api.rate_limits import MemoryRateLimiter, RateLimits
 from backend.config import PROJECT_ROOT, Settings
 from backend.errors import TooManyRequests
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
-from backend.evaluation.cli import bots_within_prefix_budget
+from backend.evaluation.prefix_budget import bots_within_prefix_budget
 from backend.evaluation.runner import CaseResult, Transcript, bot_cases, eval_app_settings, summarise
 from backend.prompting.definitions import copy_with_bots, load_bots, load_worked_examples
 from backend.retrieval.terms import terms

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from backend.cli import app
 from backend.knowledge.articles import load_knowledge, parse_article
-from backend.knowledge.sync import SyncError, article_id, sync_knowledge
+from backend.knowledge.conversion import article_id
+from backend.knowledge.sync import SyncError, sync_knowledge
 
 HTML = """<!doctype html>
 <html><head>

@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from backend.authoring.checks import fixed_prefix_problems
+from backend.authoring.fixed_prefix import fixed_prefix_problems
 from backend.prompting.definitions import BotDefinitionError, load_bot
 from backend.prompting.office_hours import opening_text, parse_office_hours
 from tests.authoring.edits import edited_bot
