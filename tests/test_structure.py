@@ -60,3 +60,14 @@ def test_a_wrong_way_import_breaks_the_contracts(tmp_path):
     assert run.returncode == 1, run.stdout
     assert "backend.turns.wrong_way -> backend.inbox.service" in run.stdout
     assert "backend.inbox.wrong_way -> backend.widget.routes" in run.stdout
+
+
+def test_only_the_composition_roots_read_the_settings():
+    """`get_settings()` reads the environment: the command and the app do, once; every other
+    part is handed the settings (a sub-command reads them from its context)."""
+    callers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "get_settings":
+                callers.add(str(path.relative_to(PACKAGE)))
+    assert callers <= {"cli.py", "app.py"}
