@@ -17,7 +17,8 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from backend.bench.load import Record, send_turn
@@ -150,48 +151,73 @@ class Customer:
     turns: int = 0
 
 
-async def measure(
-    plan: CapacityPlan,
-    target: Target,
-    *,
-    prefix_tokens: int,
-    block_size: int,
-    peaks_of: Callable[[], AbstractAsyncContextManager[Any]],
-    counters: Callable[[], Awaitable[dict[str, int]]],
-) -> list[dict]:
-    """Open conversations up to each checkpoint, then bring the longest-away customers back.
-    One run per phase (`part` "open" or "return", `level` its checkpoint)."""
-    customers: list[Customer] = []
+@dataclass
+class _CapacityRun:
+    """One capacity run: its target and meters, and every customer who has opened a conversation."""
 
-    async def talk(customer: Customer, texts: Sequence[str]) -> list[Record]:
+    plan: CapacityPlan
+    target: Target
+    block_size: int
+    peaks_of: Callable[[], AbstractAsyncContextManager[Any]]
+    counters: Callable[[], Awaitable[dict[str, int]]]
+    customers: list[Customer] = field(default_factory=list)
+
+    def arrive(self, level: int, prefix_tokens: int) -> list[Customer]:
+        """New customers, up to `level` in all, each with long messages about an order."""
+        plan = self.plan
+        fresh = [
+            Customer(
+                i,
+                Conversation(
+                    f"cap{i}", tuple(long_message(i, t, plan.message_chars) for t in range(plan.turns)), BOT
+                ),
+                shared=prefix_tokens,
+            )
+            for i in range(len(self.customers), level)
+        ]
+        self.customers += fresh
+        return fresh
+
+    async def talk(self, customer: Customer, texts: Sequence[str]) -> list[Record]:
         records = []
         for text in texts:
             record, customer.shared = await send_turn(
-                target,
+                self.target,
                 customer.state,
                 customer.conversation.key,
                 customer.turns,
                 text,
                 customer.shared,
-                block_size,
+                self.block_size,
             )
             customer.turns += 1
             records.append(record)
         return records
 
-    async def open_one(customer: Customer, slots: asyncio.Semaphore) -> list[Record]:
+    async def open_one(self, customer: Customer, slots: asyncio.Semaphore) -> list[Record]:
         async with slots:
-            customer.state = await target.open(customer.conversation)
-            return await talk(customer, customer.conversation.turns)
+            customer.state = await self.target.open(customer.conversation)
+            return await self.talk(customer, customer.conversation.turns)
 
-    async def phase(part: str, level: int, run: Callable[[], Awaitable[list[Record]]]) -> dict:
+    async def open_all(self, fresh: list[Customer]) -> list[Record]:
+        slots = asyncio.Semaphore(self.plan.at_once)
+        found = await asyncio.gather(*(self.open_one(c, slots) for c in fresh))
+        return [r for records in found for r in records]
+
+    async def come_back(self, back: list[Customer]) -> list[Record]:
+        records = []
+        for customer in back:  # one at a time: each first token is the customer's own
+            records += await self.talk(customer, [follow_up(customer.index)])
+        return records
+
+    async def phase(self, part: str, level: int, run: Callable[[], Awaitable[list[Record]]]) -> dict:
         load_avg = os.getloadavg()[0]
-        before = await counters()
-        async with peaks_of() as peaks:
+        before = await self.counters()
+        async with self.peaks_of() as peaks:
             started = time.perf_counter()
             records = await run()
             total_s = time.perf_counter() - started
-        after = await counters()
+        after = await self.counters()
         return {
             "scenario": "capacity",
             "part": part,
@@ -205,33 +231,23 @@ async def measure(
             **peaks.as_dict(),
         }
 
+
+async def measure(
+    plan: CapacityPlan,
+    target: Target,
+    *,
+    prefix_tokens: int,
+    block_size: int,
+    peaks_of: Callable[[], AbstractAsyncContextManager[Any]],
+    counters: Callable[[], Awaitable[dict[str, int]]],
+) -> list[dict]:
+    """Open conversations up to each checkpoint, then bring the longest-away customers back.
+    One run per phase (`part` "open" or "return", `level` its checkpoint)."""
+    capacity_run = _CapacityRun(plan, target, block_size, peaks_of, counters)
     runs = []
     for checkpoint, level in enumerate(plan.levels):
-        fresh = [
-            Customer(
-                i,
-                Conversation(
-                    f"cap{i}", tuple(long_message(i, t, plan.message_chars) for t in range(plan.turns)), BOT
-                ),
-                shared=prefix_tokens,
-            )
-            for i in range(len(customers), level)
-        ]
-        customers += fresh
-
-        async def open_all(fresh: list[Customer] = fresh) -> list[Record]:
-            slots = asyncio.Semaphore(plan.at_once)
-            found = await asyncio.gather(*(open_one(c, slots) for c in fresh))
-            return [r for records in found for r in records]
-
-        runs.append(await phase("open", level, open_all))
-        back = customers[checkpoint * plan.returning : (checkpoint + 1) * plan.returning]
-
-        async def come_back(back: list[Customer] = back) -> list[Record]:
-            records = []
-            for customer in back:  # one at a time: each first token is the customer's own
-                records += await talk(customer, [follow_up(customer.index)])
-            return records
-
-        runs.append(await phase("return", level, come_back))
+        fresh = capacity_run.arrive(level, prefix_tokens)
+        runs.append(await capacity_run.phase("open", level, partial(capacity_run.open_all, fresh)))
+        back = capacity_run.customers[checkpoint * plan.returning : (checkpoint + 1) * plan.returning]
+        runs.append(await capacity_run.phase("return", level, partial(capacity_run.come_back, back)))
     return runs

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from backend.bench.report import WAY_ORDER
+from backend.bench.figures import WAY_ORDER
 from backend.bench.workloads import CONCURRENCY
 
 COLORS = {"off": "#b0b7c3", "on": "#2f6fdf"}

@@ -43,9 +43,9 @@ async def replica_counters(urls: list[str]) -> dict[str, dict[str, float]]:
     return counters
 
 
-async def run_policy(
-    settings, model_dir: Path, urls: list[str], policy: str, *, conversations: int, turns: int
-):
+async def _start(settings, model_dir: Path, urls: list[str], policy: str):
+    """The app's services on the replicas with this routing policy, on a fresh database: the
+    replicas' prefix caches emptied, then every bot prefix warmed on every replica."""
     from backend.engine.factory import create_replica_pool
     from backend.migrate import upgrade
     from backend.services import build_services
@@ -69,44 +69,44 @@ async def run_policy(
     services = await build_services(settings, engine=pool)
     await services.start()
     await services.engine.wait()  # every bot prefix is warm on every replica
-    before = await replica_counters(urls)
+    return pool, services
 
+
+async def _open_conversations(services, conversations: int) -> list:
     # Started one by one: SQLite takes one writer at a time, and starting is not routing.
     started = []
     for _ in range(conversations):
         async with services.new_work() as work:
             started.append((await services.customers.start(work, "shop-en", None)).conversation.id)
+    return started
 
-    async def conversation(index: int) -> list[dict]:
-        replies = []
-        for turn in range(turns):
-            question = SHOP_EN[(index * turns + turn) % len(SHOP_EN)]
-            async with services.new_work() as work:
-                stream = await services.turns.take(work, started[index], question)
-            reply = None
-            async for event in stream.events():
-                if event.name == "error":
-                    raise RuntimeError(event.data())
-                if event.name == "done":
-                    reply = event.data()
-            if reply is None or reply.get("handoff"):
-                break
-            replies.append({**reply, "turn": turn})
-        return replies
 
-    began = time.perf_counter()
-    results = await asyncio.gather(*(conversation(i) for i in range(conversations)))
-    total_s = time.perf_counter() - began
-    after = await replica_counters(urls)
-    await services.close()
-    pool.shutdown()
-    replies = [reply for replies in results for reply in replies]
+async def _converse(services, conversation_id, index: int, turns: int) -> list[dict]:
+    """One customer's turns, each sent when the reply before it is done."""
+    replies = []
+    for turn in range(turns):
+        question = SHOP_EN[(index * turns + turn) % len(SHOP_EN)]
+        async with services.new_work() as work:
+            stream = await services.turns.take(work, conversation_id, question)
+        reply = None
+        async for event in stream.events():
+            if event.name == "error":
+                raise RuntimeError(event.data())
+            if event.name == "done":
+                reply = event.data()
+        if reply is None or reply.get("handoff"):
+            break
+        replies.append({**reply, "turn": turn})
+    return replies
+
+
+def _figures(
+    policy: str, conversations: int, replies: list[dict], total_s: float, delta: dict, prefix: int
+) -> dict:
+    """`delta`: each replica's vLLM counters over the run; `prefix`: the bot prefix's cacheable tokens."""
     later = [reply for reply in replies if reply["turn"] > 0]
-    # Every policy finds the bot prefix warm; what routing decides is whether the history hits.
-    prefix = len(services.bots["shop-en"].prefix.token_ids) // settings.block_size * settings.block_size
     prompt = sum(r["prompt_tokens"] for r in replies)
     cached = sum(r["cached_tokens"] for r in replies)
-    delta = {url: {name: after[url][name] - before[url][name] for name in COUNTERS} for url in urls}
     hits = sum(d["vllm:prefix_cache_hits_total"] for d in delta.values())
     queries = sum(d["vllm:prefix_cache_queries_total"] for d in delta.values())
     ttft = [r["ttft_ms"] for r in replies]
@@ -138,6 +138,27 @@ async def run_policy(
         "requests_per_replica": [int(d["vllm:request_success_total"]) for d in delta.values()],
         "vllm_prefix_cache_hit_rate": round(hits / queries, 4) if queries else None,
     }
+
+
+async def run_policy(
+    settings, model_dir: Path, urls: list[str], policy: str, *, conversations: int, turns: int
+):
+    """One policy: every conversation at once, each turn sent after the reply before it; the
+    figures of the replies, and of vLLM's own counters on each replica."""
+    pool, services = await _start(settings, model_dir, urls, policy)
+    before = await replica_counters(urls)
+    started = await _open_conversations(services, conversations)
+    began = time.perf_counter()
+    results = await asyncio.gather(*(_converse(services, started[i], i, turns) for i in range(conversations)))
+    total_s = time.perf_counter() - began
+    after = await replica_counters(urls)
+    await services.close()
+    pool.shutdown()
+    replies = [reply for replies in results for reply in replies]
+    # Every policy finds the bot prefix warm; what routing decides is whether the history hits.
+    prefix = len(services.bots["shop-en"].prefix.token_ids) // settings.block_size * settings.block_size
+    delta = {url: {name: after[url][name] - before[url][name] for name in COUNTERS} for url in urls}
+    return _figures(policy, conversations, replies, total_s, delta, prefix)
 
 
 async def run(args) -> dict:

@@ -51,6 +51,19 @@ def app_environment(settings: Settings, *, max_tokens: int, redis_prefix: str) -
     return env
 
 
+def engine_log(path: Path) -> dict:
+    """What the app's log says of its KV cache: vLLM's size in tokens, and the app's own sizing."""
+    text = path.read_text(errors="replace") if path.exists() else ""
+    tokens = re.search(r"KV cache size: ([\d,]+) tokens", text)
+    sizing = re.search(r"(KV cache: [\d,]+ tokens at .*?)\s*$", text, re.MULTILINE)
+    fixed = re.search(r"warm prefixes take ([\d,]+)", text)
+    return {
+        "kv_cache_tokens": int(tokens[1].replace(",", "")) if tokens else None,
+        "sizing": sizing[1] if sizing else None,
+        "fixed_tokens": int(fixed[1].replace(",", "")) if fixed else None,
+    }
+
+
 BENCH_HANDOFF_THRESHOLD = 0.99
 
 

@@ -10,7 +10,6 @@ figures of every request go to the spec's `out` file. The engine (and, for `app`
 import asyncio
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -20,20 +19,13 @@ from pathlib import Path
 import httpx
 
 from backend.bench import capacity, servers
-from backend.bench.load import drive
+from backend.bench.app_storage import app_storage, clean_redis
+from backend.bench.measure import measure, warm_up
 from backend.bench.peaks import Peaks, metrics_counters_reader, metrics_drafts_reader, metrics_kv_reader
 from backend.bench.prompt_ids import PromptIds
-from backend.bench.questions import eval_questions
+from backend.bench.spec_workloads import capacity_plan, workloads_of
 from backend.bench.targets import AppTarget, EngineTarget, PeerTarget
-from backend.bench.workloads import (
-    BOT,
-    KNOWLEDGE_BOT,
-    Conversation,
-    Workload,
-    build,
-    knowledge,
-    knowledge_retrieval,
-)
+from backend.bench.workloads import BOT, KNOWLEDGE_BOT
 from backend.config import Settings
 from backend.engine.kv_sizing import context_window, knowledge_budget
 from backend.engine.local_replicas import free_port
@@ -44,104 +36,6 @@ from backend.engine.vllm_options import engine_environment
 HTTP_LIMITS = httpx.Limits(max_connections=2000, max_keepalive_connections=200)
 # Replies wait in the engine's queue as long as the load makes them: no client-side timeout.
 HTTP_TIMEOUT = httpx.Timeout(3600.0)
-
-
-def workloads_of(spec: dict, prompts_dir: Path) -> list[Workload]:
-    found = []
-    for scenario in spec["scenarios"]:
-        if scenario == "knowledge":
-            found += knowledge_workloads(spec, prompts_dir)
-            continue
-        if scenario == "capacity":  # not a set of workloads: `capacity.measure` drives it
-            continue
-        found += build(
-            scenario,
-            requests=spec["requests"],
-            conversations=spec["conversations"],
-            turns=spec["turns"],
-            rates=spec["rates"],
-            window_s=spec["window_s"],
-        )
-    return found
-
-
-def knowledge_workloads(spec: dict, prompts_dir: Path) -> list[Workload]:
-    """The help-center bot's questions: single-stream and at each concurrency, or (the retrieval
-    path) multi-turn conversations."""
-    options = spec["knowledge"]
-    questions = eval_questions(prompts_dir / KNOWLEDGE_BOT)
-    if spec.get("knowledge_path") == "retrieval":
-        return [
-            knowledge_retrieval(questions, options["retrieval_conversations"], options["retrieval_turns"])
-        ]
-    on = spec["caching"]
-    return knowledge(
-        questions,
-        single=options["questions"] if on else options["off_questions"],
-        concurrency=options["concurrency"] if on else options["off_concurrency"],
-        rounds=options["rounds"] if on else 1,
-        first_concurrent=options["questions"],
-        offsets_of=options["concurrency"],
-        offsets_rounds=options["rounds"],
-    )
-
-
-def capacity_plan(spec: dict) -> capacity.CapacityPlan:
-    options = spec["capacity"]
-    return capacity.CapacityPlan(
-        levels=tuple(options["conversations"]),
-        returning=options["returning"],
-        turns=options["turns"],
-        at_once=options["at_once"],
-        message_chars=options["message_chars"],
-    )
-
-
-def engine_log(path: Path) -> dict:
-    """What the app's log says of its KV cache: vLLM's size in tokens, and the app's own sizing."""
-    text = path.read_text(errors="replace") if path.exists() else ""
-    tokens = re.search(r"KV cache size: ([\d,]+) tokens", text)
-    sizing = re.search(r"(KV cache: [\d,]+ tokens at .*?)\s*$", text, re.MULTILINE)
-    fixed = re.search(r"warm prefixes take ([\d,]+)", text)
-    return {
-        "kv_cache_tokens": int(tokens[1].replace(",", "")) if tokens else None,
-        "sizing": sizing[1] if sizing else None,
-        "fixed_tokens": int(fixed[1].replace(",", "")) if fixed else None,
-    }
-
-
-WARMUP = Conversation("warmup", ("Hello, are you open on Sundays?",))
-
-
-async def measure(workloads, target, peaks_of, drafts_of, prefix_tokens, block_size) -> list[dict]:
-    """`drafts_of()`: speculative decoding's (draft tokens, accepted tokens) so far."""
-    # One untimed request first: connections, lazy imports and first-call caches are not
-    # what the benchmark measures.
-    await target.send(await target.open(WARMUP), WARMUP.turns[0])
-    runs = []
-    for workload in workloads:
-        load_avg = os.getloadavg()[0]
-        drafted, accepted = await drafts_of()
-        async with peaks_of() as peaks:
-            total_s, records = await drive(
-                workload, target, prefix_tokens=prefix_tokens, block_size=block_size
-            )
-        drafted_after, accepted_after = await drafts_of()
-        runs.append(
-            {
-                "scenario": workload.scenario,
-                "part": workload.part,
-                "rate": workload.rate,
-                "label": workload.label,
-                "total_s": total_s,
-                "load_avg_1m_at_start": load_avg,
-                "records": records,
-                "draft_tokens": drafted_after - drafted,
-                "accepted_tokens": accepted_after - accepted,
-                **peaks.as_dict(),
-            }
-        )
-    return runs
 
 
 async def run_engine(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path) -> dict:
@@ -174,28 +68,6 @@ async def run_engine(spec: dict, settings: Settings, ids: PromptIds, model_dir: 
     return {"engine_load_s": load_s, "runs": runs}
 
 
-def app_storage(settings: Settings, workdir: Path) -> tuple[Settings, str]:
-    """Postgres and Redis when given, else a fresh SQLite file and the in-process store."""
-    given = any(os.environ.get(name) for name in ("DATABASE_URL", "PREFIXDESK_DATABASE_URL"))
-    if not given:
-        settings = settings.model_copy(update={"database_url": f"sqlite+aiosqlite:///{workdir}/bench.db"})
-    database = settings.database_url.split(":", 1)[0].split("+", 1)[0]
-    store = "redis" if settings.redis_url else "in-process store"
-    return settings, f"{database} + {store}"
-
-
-async def clean_redis(url: str | None, prefix: str) -> None:
-    if not url:
-        return
-    import redis.asyncio as aioredis
-
-    client = aioredis.Redis.from_url(url)
-    keys = [key async for key in client.scan_iter(f"{prefix}*")]
-    if keys:
-        await client.delete(*keys)
-    await client.aclose()
-
-
 async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path) -> dict:
     settings, storage = app_storage(settings, workdir)
     redis_prefix = f"prefixdesk-bench-{uuid.uuid4().hex[:8]}:"
@@ -214,7 +86,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
             load_s = time.perf_counter() - started
             target = AppTarget(client)
             if "capacity" in spec["scenarios"]:
-                await target.send(await target.open(WARMUP), WARMUP.turns[0])  # untimed, as `measure`
+                await warm_up(target)  # untimed, as in `measure`
                 runs = await capacity.measure(
                     capacity_plan(spec),
                     target,
@@ -234,7 +106,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
                 )
     finally:
         await clean_redis(settings.redis_url, redis_prefix)
-    return {"engine_load_s": load_s, "runs": runs, "storage": storage, "engine_log": engine_log(log)}
+    return {"engine_load_s": load_s, "runs": runs, "storage": storage, "engine_log": servers.engine_log(log)}
 
 
 async def run_peer(spec: dict, settings: Settings, ids: PromptIds, model_dir: Path, workdir: Path) -> dict:

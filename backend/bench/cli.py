@@ -1,0 +1,173 @@
+"""`prefixdesk bench`: its options, read into `BenchOptions`, and the run."""
+
+import os
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from backend.bench.options import BenchOptions, CapacityOptions, KnowledgeOptions, LoadShape, Selection
+from backend.config import Settings, settings_given
+
+# One alias per option: the command's signature stays one line per option.
+ScenarioOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="article, random, multiturn, support, speculative, knowledge, capacity "
+        "(repeat to pick several; default all)."
+    ),
+]
+WayOption = Annotated[
+    list[str] | None, typer.Option(help="app, engine, peer (repeat to pick several; default all).")
+]
+RequestsOption = Annotated[int, typer.Option(help="Requests of `article` and `random`.")]
+ConversationsOption = Annotated[int, typer.Option(help="Conversations of `multiturn`.")]
+TurnsOption = Annotated[int, typer.Option(help="Turns per `multiturn` conversation.")]
+RatesOption = Annotated[str, typer.Option(help="`support` arrival rates (req/s), comma-separated.")]
+WindowOption = Annotated[float, typer.Option(help="Seconds of arrivals per `support` rate.")]
+MaxTokensOption = Annotated[int, typer.Option(help="Reply length cap, the same for every way.")]
+SpeculativeMaxTokensOption = Annotated[
+    int, typer.Option(help="Reply length cap of `speculative` (speculative decoding off vs on).")
+]
+KnowledgeQuestionsOption = Annotated[
+    int, typer.Option(help="`knowledge`: questions asked one at a time, caching on.")
+]
+KnowledgeConcurrencyOption = Annotated[
+    str, typer.Option(help="`knowledge`: questions at once, comma-separated levels (caching on).")
+]
+KnowledgeRoundsOption = Annotated[
+    int, typer.Option(help="`knowledge`: rounds at each level (level x rounds questions; caching on).")
+]
+KnowledgeOffQuestionsOption = Annotated[
+    int, typer.Option(help="`knowledge`, caching off (a whole help-center prefill each): one at a time.")
+]
+KnowledgeOffConcurrencyOption = Annotated[
+    str, typer.Option(help="`knowledge`, caching off: levels, one round each ('' for none).")
+]
+RetrievalConversationsOption = Annotated[
+    int, typer.Option(help="`knowledge` on the retrieval path: conversations (0: not run).")
+]
+RetrievalTurnsOption = Annotated[int, typer.Option(help="`knowledge` on the retrieval path: turns each.")]
+CapacityConversationsOption = Annotated[
+    str, typer.Option(help="`capacity`: live conversations at each checkpoint, growing, comma-separated.")
+]
+CapacityReturningOption = Annotated[
+    int, typer.Option(help="`capacity`: customers returning at each checkpoint, one at a time.")
+]
+CapacityTurnsOption = Annotated[int, typer.Option(help="`capacity`: long messages per opened conversation.")]
+CapacityAtOnceOption = Annotated[int, typer.Option(help="`capacity`: conversations opened at the same time.")]
+CapacityMessageCharsOption = Annotated[
+    int, typer.Option(help="`capacity`: length of each opening message (the widget takes 4,000).")
+]
+CapacityKvGibOption = Annotated[
+    float, typer.Option(help="`capacity`: KV cache size (the CPU build takes whole GiB, at least 1).")
+]
+CapacityMaxTokensOption = Annotated[int, typer.Option(help="`capacity`: reply length cap.")]
+ModelOption = Annotated[Path | None, typer.Option(help="A model directory instead of PREFIXDESK_MODEL.")]
+OutOption = Annotated[Path, typer.Option(help="JSON results.")]
+PlotsDirOption = Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside --out).")]
+CachingOption = Annotated[list[str] | None, typer.Option(help="on, off (repeat for both; default both).")]
+GroupByWayOption = Annotated[
+    bool, typer.Option(help="One engine per way and mode for all scenarios (quick checks only).")
+]
+
+
+def bench_command(
+    ctx: typer.Context,
+    scenario: ScenarioOption = None,
+    way: WayOption = None,
+    requests: RequestsOption = 100,
+    conversations: ConversationsOption = 8,
+    turns: TurnsOption = 4,
+    rates: RatesOption = "0.5,1,2",
+    window: WindowOption = 30.0,
+    max_tokens: MaxTokensOption = 24,
+    speculative_max_tokens: SpeculativeMaxTokensOption = 128,
+    knowledge_questions: KnowledgeQuestionsOption = 8,
+    knowledge_concurrency: KnowledgeConcurrencyOption = "2,4",
+    knowledge_rounds: KnowledgeRoundsOption = 2,
+    knowledge_off_questions: KnowledgeOffQuestionsOption = 3,
+    knowledge_off_concurrency: KnowledgeOffConcurrencyOption = "2",
+    retrieval_conversations: RetrievalConversationsOption = 4,
+    retrieval_turns: RetrievalTurnsOption = 6,
+    capacity_conversations: CapacityConversationsOption = "16,20,24,26,28,30,32,34",
+    capacity_returning: CapacityReturningOption = 2,
+    capacity_turns: CapacityTurnsOption = 2,
+    capacity_at_once: CapacityAtOnceOption = 8,
+    capacity_message_chars: CapacityMessageCharsOption = 3600,
+    capacity_kv_gib: CapacityKvGibOption = 1.0,
+    capacity_max_tokens: CapacityMaxTokensOption = 48,
+    model: ModelOption = None,
+    out: OutOption = Path("bench/results/latest.json"),
+    plots_dir: PlotsDirOption = None,
+    caching: CachingOption = None,
+    group_by_way: GroupByWayOption = False,
+) -> None:
+    """Prefix caching on vs off: the article's experiments on the app, the bare engine and `vllm serve`;
+    speculative decoding off vs on (`speculative`); a long help center in the prefix (`knowledge`);
+    returning customers against live conversations for a KV cache size (`capacity`).
+    Results of scenarios not run are kept in --out."""
+    settings = settings_given(ctx.obj)
+    selection = _selection(scenario, way, caching, group_by_way)
+    load = LoadShape(requests, conversations, turns, _rates(rates), window, max_tokens)
+    knowledge = KnowledgeOptions(
+        questions=knowledge_questions,
+        concurrency=_counts(knowledge_concurrency),
+        rounds=knowledge_rounds,
+        off_questions=knowledge_off_questions,
+        off_concurrency=_counts(knowledge_off_concurrency),
+        retrieval_conversations=retrieval_conversations,
+        retrieval_turns=retrieval_turns,
+    )
+    capacity = CapacityOptions(
+        conversations=_counts(capacity_conversations),
+        returning=capacity_returning,
+        turns=capacity_turns,
+        at_once=capacity_at_once,
+        message_chars=capacity_message_chars,
+        kv_gib=capacity_kv_gib,
+        max_tokens=capacity_max_tokens,
+    )
+    options = BenchOptions(selection, load, speculative_max_tokens, knowledge, capacity, out, plots_dir)
+    _run(options, settings, model)
+
+
+def _selection(
+    scenario: list[str] | None, way: list[str] | None, caching: list[str] | None, group_by_way: bool
+) -> Selection:
+    from backend.bench.suite import SCENARIO_WAYS, WAYS  # loaded when the command runs, not on every start
+
+    scenarios = scenario or list(SCENARIO_WAYS)
+    ways = way or list(WAYS)
+    modes = caching or ["off", "on"]
+    unknown = [s for s in scenarios if s not in SCENARIO_WAYS] + [w for w in ways if w not in WAYS]
+    unknown += [m for m in modes if m not in ("on", "off")]
+    if unknown:
+        _fail(f"unknown scenario, way or caching mode: {', '.join(unknown)}")
+    caching_on = tuple(mode == "on" for mode in ("off", "on") if mode in modes)
+    return Selection(tuple(scenarios), tuple(ways), caching_on, group_by_way)
+
+
+def _run(options: BenchOptions, settings: Settings, model: Path | None) -> None:
+    from backend.bench.suite import run_bench
+
+    if model is not None:
+        os.environ["PREFIXDESK_MODEL"] = str(model.resolve())  # every run process reads it
+        settings = settings.model_copy(update={"model": model.resolve()})
+    try:
+        run_bench(options, settings, echo=typer.echo)
+    except ValueError as error:  # a bad option found before any run
+        _fail(str(error))
+
+
+def _rates(text: str) -> tuple[float, ...]:
+    return tuple(float(r) for r in text.split(",") if r.strip())
+
+
+def _counts(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _fail(message: str) -> NoReturn:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)

