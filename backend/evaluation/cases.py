@@ -5,6 +5,7 @@ name = "return window"
 turns = ["How many days do I have to return an item?"]   # the last reply is judged
 expect = [["45 days", "45-day"]]   # every group matched: any one spelling (case-insensitive)
 forbid = ["30 days"]               # none of these may appear
+polarity = "no"                    # a reply that opens with a plain yes or no must open this way
 handoff = false                    # a human has the conversation by the end
 context = { plan = "gold" }        # per-customer context, optional
 sources = ["returns"]              # help-center articles that answer it (reported, not judged)
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 EVAL_FILE = "eval.toml"
-KEYS = {"name", "turns", "expect", "forbid", "handoff", "context", "sources"}
+KEYS = {"name", "turns", "expect", "forbid", "polarity", "handoff", "context", "sources"}
+POLARITIES = ("yes", "no")
 
 
 class EvalFileError(ValueError):
@@ -32,6 +34,7 @@ class Case:
     handoff: bool = False
     context: dict[str, str] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # the articles that answer it: a reply should cite one of them
+    polarity: str | None = None  # "yes" or "no": the right answer to a yes-or-no question
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -83,10 +86,13 @@ def _case(raw: dict[str, Any], where: str) -> Case:
     sources = raw.get("sources", [])
     if not _strings(sources, allow_empty=True):
         raise EvalFileError(f"{where}: case {name!r}: sources is a list of article ids")
+    polarity = raw.get("polarity")
+    if polarity is not None and polarity not in POLARITIES:
+        raise EvalFileError(f'{where}: case {name!r}: polarity is "yes" or "no", not {polarity!r}')
     if not expect and not forbid and "handoff" not in raw:
         raise EvalFileError(f"{where}: case {name!r} checks nothing: give expect, forbid or handoff")
     groups = tuple(tuple(group) for group in expect)
-    return Case(name, tuple(turns), groups, tuple(forbid), handoff, dict(context), tuple(sources))
+    return Case(name, tuple(turns), groups, tuple(forbid), handoff, dict(context), tuple(sources), polarity)
 
 
 def _strings(value: Any, *, allow_empty: bool = False) -> bool:

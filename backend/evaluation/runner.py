@@ -20,13 +20,12 @@ from tqdm import tqdm
 
 from backend.config import Settings
 from backend.evaluation.cases import EVAL_FILE, Case, judge, load_cases
-from backend.prompting.definitions import copy_with_bots
+from backend.evaluation.outcomes import Ground, Outcome, classify
+from backend.evaluation.summary import SHOWN, SHOWN_AS_WRITTEN, summarise
+from backend.prompting.definitions import copy_with_bots, load_bot
 from backend.sse_reader import read_sse
 
 TIMINGS = ("ttft_ms", "total_ms", "held_ms", "checks_ms")  # from each reply's done event
-# The first token as the customer sees it: the engine's, then held back for the gates and checks.
-SHOWN = "shown_ms"
-SHOWN_AS_WRITTEN = "shown_as_written_ms"  # the same, of the replies shown as the model wrote them
 # How long the eval's own app may take to load the engine and warm its bots' prefixes: a help
 # center of 15,000 tokens alone takes over ten minutes on two AVX2 cores in float32.
 WARM_TIMEOUT_S = 3600.0
@@ -39,6 +38,7 @@ class Transcript:
     reply: str = ""
     handed_off: bool = False
     doubt: str | None = None
+    withheld: bool = False  # the checks did not show the model's reply: its sources were quoted
     prompt_tokens: int = 0
     cached_tokens: int = 0
     sources: tuple[str, ...] = ()  # the articles the last reply cited
@@ -49,7 +49,7 @@ class Transcript:
 
     def add_done(self, done: dict[str, Any]) -> None:
         """A reply's `done` event: it is the last reply now, and what it cost is added."""
-        self.reply, self.doubt = done["text"], done.get("doubt")
+        self.reply, self.doubt, self.withheld = done["text"], done.get("doubt"), bool(done.get("withheld"))
         self.sources = tuple(source["id"] for source in done.get("sources") or [])
         self.handed_off = self.handed_off or bool(done.get("handoff"))
         self.prompt_tokens += done.get("prompt_tokens") or 0
@@ -58,7 +58,7 @@ class Transcript:
             if done.get(name) is not None:
                 self.timings[name].append(done[name])
         if done.get("ttft_ms") is not None:
-            shown = done["ttft_ms"] + (done.get("held_ms") or 0.0)
+            shown = done.get("shown_ms") or done["ttft_ms"] + (done.get("held_ms") or 0.0)
             self.timings[SHOWN].append(shown)
             if not done.get("second_try"):
                 self.timings[SHOWN_AS_WRITTEN].append(shown)
@@ -71,6 +71,8 @@ class CaseResult:
     case: Case
     said: Transcript
     reasons: list[str]  # why it failed; none when it passed
+    outcome: Outcome = Outcome.RIGHT  # right, held back or wrong (outcomes.py)
+    why: str = ""  # why it is not right
 
     @property
     def passed(self) -> bool:
@@ -108,85 +110,17 @@ async def _send(
                 said.add_done(json.loads(event.data))
 
 
-async def evaluate_bot(client: httpx.AsyncClient, bot: str, cases: list[Case]) -> dict[str, Any]:
+async def evaluate_bot(
+    client: httpx.AsyncClient, bot: str, cases: list[Case], ground: Ground
+) -> dict[str, Any]:
     started = time.perf_counter()
-    results = [await run_case(client, bot, case) for case in tqdm(cases, desc=bot, unit="case", leave=False)]
+    results = []
+    for case in tqdm(cases, desc=bot, unit="case", leave=False):
+        result = await run_case(client, bot, case)
+        said = result.said
+        result.outcome, result.why = classify(case, said.reply, said.handed_off, result.passed, ground)
+        results.append(result)
     return summarise(results, time.perf_counter() - started)
-
-
-def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
-    expected = [r for r in results if r.case.handoff]
-    handed = [r for r in results if r.said.handed_off]
-    true_handoffs = sum(r.case.handoff and r.said.handed_off for r in results)
-    answered = [r for r in results if not r.said.handed_off]  # replies the bot wrote and the checks saw
-    wrong = [r for r in answered if not r.passed]
-    right = [r for r in answered if r.passed]
-    prompt = sum(r.said.prompt_tokens for r in results)
-    held, checks, ttft, total, shown, as_written = (
-        sorted(ms for r in results for ms in r.said.timings[name])
-        for name in ("held_ms", "checks_ms", "ttft_ms", "total_ms", SHOWN, SHOWN_AS_WRITTEN)
-    )
-    retried = [r for r in results if r.said.second_tries]
-    return {
-        "cases": len(results),
-        "passed": sum(r.passed for r in results),
-        "handoff": {
-            "expected": len(expected),
-            "happened": len(handed),
-            "precision": round(true_handoffs / len(handed), 3) if handed else None,
-            "recall": round(true_handoffs / len(expected), 3) if expected else None,
-        },
-        "doubt": {
-            "wrong_replies": len(wrong),
-            "wrong_flagged": sum(r.said.doubt is not None for r in wrong),
-            "right_replies": len(right),
-            "right_flagged": sum(r.said.doubt is not None for r in right),
-        },
-        "sources": citations(results),
-        "cached_share": round(sum(r.said.cached_tokens for r in results) / prompt, 3) if prompt else None,
-        "ttft_ms_p50": _p50(ttft),
-        "total_ms_p50": _p50(total),
-        "first_token_shown_ms_p50": _p50(shown, digits=1),
-        # Without the replies a second try or a quote replaced (shown whole, once decided).
-        "first_token_shown_as_written_ms_p50": _p50(as_written, digits=1),
-        "second_tries": {"cases": len(retried), "passed": sum(r.passed for r in retried)},
-        "first_token_held_ms_mean": round(sum(held) / len(held), 1) if held else None,
-        "checks_ms_mean": round(sum(checks) / len(checks), 1) if checks else None,
-        "seconds": round(seconds, 1),
-        "failures": [
-            {"case": r.case.name, "reasons": r.reasons, "reply": r.said.reply[:400]}
-            for r in results
-            if not r.passed
-        ],
-        "flagged": [{"case": r.case.name, "doubt": r.said.doubt} for r in results if r.said.doubt],
-        "retried": [
-            {"case": r.case.name, "why": r.said.second_tries, "passed": r.passed, "reply": r.said.reply[:200]}
-            for r in retried
-        ],
-    }
-
-
-def _p50(ordered: list[float], digits: int | None = None) -> float | None:
-    """The median of sorted timings (the upper one of an even count), rounded if asked."""
-    if not ordered:
-        return None
-    middle = ordered[len(ordered) // 2]
-    return middle if digits is None else round(middle, digits)
-
-
-def citations(results: list[CaseResult]) -> dict[str, int]:
-    """How the bot's replies cite its help center: of the cases that name the articles answering
-    them, how many replies cited one of those, only others, or none (reported, not judged)."""
-    named = [r for r in results if r.case.sources and not r.said.handed_off]
-    right = sum(bool(set(r.said.sources) & set(r.case.sources)) for r in named)
-    uncited = sum(not r.said.sources for r in named)
-    return {
-        "replies_citing": sum(bool(r.said.sources) for r in results),
-        "cases_naming_sources": len(named),
-        "cited_an_answering_article": right,
-        "cited_only_others": len(named) - right - uncited,
-        "cited_none": uncited,
-    }
 
 
 def bot_cases(prompts_dir: Path, bots: list[str] | None) -> dict[str, list[Case]]:
@@ -248,8 +182,13 @@ async def evaluate(
     settings: Settings, url: str | None, cases: dict[str, list[Case]], as_served: bool = False
 ) -> dict[str, Any]:
     """Each bot's cases through one app (see `app_client`), one bot after the other."""
+    prompts = settings.prompts_dir
+    grounds = {slug: Ground.of(load_bot(prompts / slug), prompts, prompts / slug) for slug in cases}
     async with app_client(settings, url, cases.keys(), as_served=as_served) as client:
-        return {slug: await evaluate_bot(client, slug, bot_cases_) for slug, bot_cases_ in cases.items()}
+        return {
+            slug: await evaluate_bot(client, slug, bot_cases_, grounds[slug])
+            for slug, bot_cases_ in cases.items()
+        }
 
 
 async def _wait_until_ready(client: httpx.AsyncClient, timeout_s: float) -> None:

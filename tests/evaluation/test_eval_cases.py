@@ -98,6 +98,7 @@ def test_the_summary_counts_handoffs_and_doubts():
         "wrong_flagged": 1,
         "right_replies": 1,
         "right_flagged": 1,
+        "withheld": 0,
     }
     assert summary["cached_share"] == 0.9
 
@@ -167,3 +168,17 @@ def test_the_gate_can_leave_out_a_bot_whose_prefix_takes_minutes_to_prefill(defa
     assert set(kept) == set(cases) - {"tallybook-en"}
     assert "tallybook-en: skipped, its fixed prefix is" in capsys.readouterr().out
     assert bots_within_prefix_budget(settings, cases, 10**6) == cases
+
+
+def test_a_polarity_that_is_not_yes_or_no_is_named(tmp_path: Path):
+    bad = tmp_path / "eval.toml"
+    bad.write_text('[[case]]\nname = "a"\nturns = ["Can I?"]\nexpect = [["no"]]\npolarity = "maybe"\n')
+    with pytest.raises(EvalFileError, match=r"line 1: case 'a': polarity is \"yes\" or \"no\", not 'maybe'"):
+        load_cases(bad)
+
+
+def test_a_reply_held_until_checked_is_shown_when_its_done_event_says():
+    said = Transcript()
+    said.add_done({"text": "a", "ttft_ms": 100.0, "total_ms": 700.0, "held_ms": 0.0, "shown_ms": 712.5})
+    said.add_done({"text": "b", "ttft_ms": 100.0, "held_ms": 20.0})  # streamed: its first token
+    assert said.timings["shown_ms"] == [712.5, 120.0]
