@@ -131,6 +131,9 @@ class Settings(BaseSettings):
     # same reply every time; the eval's own app does this. It costs the first token the
     # judges' whole time.
     one_request_at_a_time: bool = False
+    # How every bot's replies are checked before they are shown (prompting/answers.py): "bot"
+    # as each bot's `[answers] checks` says, or "strict", "balanced" or "off" for all of them.
+    answer_checks: Literal["bot", "strict", "balanced", "off"] = "bot"
     # How many lines of a bot's policy that match the customer's message are repeated beside
     # it in the model's view of the turn (docs/quality.md); 0 shows the message alone.
     relevant_lines: int = Field(default=1, ge=0, le=20)

@@ -40,7 +40,12 @@ from backend.prompting.assembler import PromptAssembler
 from backend.prompting.chat_format import ChatFormat
 from backend.redis_client import create_redis
 from backend.stores import build_stores
-from backend.turns.checks import answered_the_question, figures_in_sources, supported_by_policy
+from backend.turns.checks import (
+    answered_the_question,
+    figures_in_matching_lines,
+    figures_in_sources,
+    supported_by_policy,
+)
 from backend.turns.claims import ReplySlots, ReplyStops, TurnClaims
 from backend.turns.context import ConversationContext
 from backend.turns.decisions import asks_for_person, wait_for_agent
@@ -153,12 +158,14 @@ def build_turns(settings: Settings, parts: ConversationParts) -> ChatTurns:
     finisher = ReplyFinisher(
         parts,
         checks=[*([answered_the_question, supported_by_policy] if judges else []), figures_in_sources],
+        strict_checks=[figures_in_matching_lines],
         source_picker=SourcePicker(parts.assembler.format) if judges else None,
     )
     policy = ReplyPolicy(
         second_tries=judges and settings.second_try,
         quotes=judges,
         one_request_at_a_time=settings.one_request_at_a_time,
+        answer_checks=settings.answer_checks,
     )
     replies = Replies(parts, gates=[asks_for_person] if judges else [], finisher=finisher, policy=policy)
     claims = TurnClaims(ReplySlots(settings.max_pending_replies), parts.locks, ReplyStops())

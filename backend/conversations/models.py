@@ -112,6 +112,8 @@ class Message(Base):
     feedback: Mapped[ReplyFeedback | None] = mapped_column(string_enum(ReplyFeedback, "reply_feedback"))
     feedback_at: Mapped[datetime | None]
     doubt: Mapped[str | None] = mapped_column(Text)  # why a bot reply may be wrong, if it may
+    # What the model wrote, when the checks did not let it through (the text is what was shown).
+    withheld_text: Mapped[str | None] = mapped_column(Text)
     # A customer's message: the ids of the help-center articles given to the model beside it.
     articles: Mapped[list[str] | None] = mapped_column(JSON)
     # A bot reply: the articles it cites ({id, title, url}), checked against its help center.

@@ -22,6 +22,7 @@ from backend.inbox.schemas import (
     HandedBack,
     NoteIn,
     NoteOut,
+    StaffMessageOut,
     Transcript,
 )
 from backend.inbox.service import InboxService
@@ -116,7 +117,7 @@ async def transcript(
         handed_off_at=conversation.handed_off_at,
         first_human_reply_at=conversation.first_human_reply_at,
         resolved_at=conversation.resolved_at,
-        messages=[MessageOut.of(m, names) for m in messages],
+        messages=[StaffMessageOut.of(m, names) for m in messages],
         notes=[NoteOut.model_validate(n) for n in notes],
     )
 

@@ -9,6 +9,14 @@ from backend.api.inputs import RowId, StorableText
 from backend.conversations.schemas import CustomerOut, MessageOut
 
 
+class StaffMessageOut(MessageOut):
+    """A message as the staff see it: with what the model wrote when the checks did not show it."""
+
+    withheld_text: str | None = Field(
+        default=None, description="The reply the model wrote, when the checks showed the customer another."
+    )
+
+
 class ConversationSummary(BaseModel):
     id: str
     bot: str
@@ -71,7 +79,7 @@ class Transcript(BaseModel):
     handed_off_at: datetime | None
     first_human_reply_at: datetime | None
     resolved_at: datetime | None
-    messages: list[MessageOut]
+    messages: list[StaffMessageOut]
     notes: list[NoteOut]
 
 

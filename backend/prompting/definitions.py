@@ -11,7 +11,8 @@ from typing import Any
 import jinja2
 
 from backend.knowledge.articles import Knowledge, KnowledgeError, load_knowledge
-from backend.prompting.judge_prompts import JudgePrompt, judge_switches, load_judge_prompts
+from backend.prompting.answers import AnswerChecks, AnswersError, load_answer_checks
+from backend.prompting.judge_prompts import JudgePrompt, judge_file, judge_switches, load_judge_prompts
 from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
 from backend.prompting.openings import OpeningsError, SecondTry, load_second_try
 from backend.prompting.quoting import Quoting, QuotingError, load_quoting
@@ -75,6 +76,9 @@ class Bot:
     # How it quotes a policy line that answers when a reply starts by saying it does not know
     # (None: its line_answers judge is off).
     quoting: Quoting | None = None
+    answers: AnswerChecks = AnswerChecks()  # how its replies are checked before they are shown
+    # How a reply the checks doubt is replaced: the best lines quoted, with the offer of a person.
+    fallback: Quoting | None = None
 
     def fixed_texts(self) -> tuple[str, ...]:
         """Everything the fixed prefix says, in its order, as text."""
@@ -113,7 +117,7 @@ def load_bot(folder: Path) -> Bot:
         raise BotDefinitionError(f"bot {slug!r}: missing {', '.join(missing)} in {folder}")
     try:
         return _read_bot(folder)
-    except (OfficeHoursError, KnowledgeError, OpeningsError, QuotingError) as error:
+    except (OfficeHoursError, KnowledgeError, OpeningsError, QuotingError, AnswersError) as error:
         raise BotDefinitionError(str(error)) from error
     except (KeyError, ValueError, tomllib.TOMLDecodeError, jinja2.TemplateError) as error:
         raise BotDefinitionError(f"bot {slug!r}: {type(error).__name__}: {error}") from error
@@ -163,6 +167,8 @@ def _read_bot(folder: Path) -> Bot:
             else None
         ),
         quoting=load_quoting(judges["line_answers"].source, language) if "line_answers" in judges else None,
+        answers=load_answer_checks(meta.get("answers", {}), folder / "bot.toml", source),
+        fallback=load_quoting(judge_file("line_answers", folder), language),
     )
 
 

@@ -158,6 +158,11 @@ def shared_judge_prompts(
     return {name: load_judge_prompt(_find(name, *shared), name, language) for name in names}
 
 
+def judge_file(name: str, bot_folder: Path) -> Path:
+    """The file of a bot's judge: its own, else its prompts folder's, else the shipped one."""
+    return _find(name, bot_folder / "judges", bot_folder.parent / SHARED_FOLDER, SHIPPED)
+
+
 def _find(name: str, *folders: Path) -> Path:
     """The first of `folders` that has the judge's file."""
     for folder in folders:

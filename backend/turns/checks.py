@@ -20,6 +20,8 @@ from backend.turns.decisions import AcceptedMessage
 
 logger = logging.getLogger(__name__)
 
+MATCHING_LINES = 3  # the source lines a strictly checked reply's figures must be in
+
 
 @dataclass(frozen=True)
 class Review:
@@ -77,6 +79,26 @@ async def figures_in_sources(engine: Engine, message: AcceptedMessage, reply: Fi
     sources = (*definition.fixed_texts(), *map(str, context.values()))
     doubts = tuple(figures.unsupported(reply.text, *sources, message.previous_reply, message.user.text))
     return Review(doubts=doubts, seconds=time.perf_counter() - started)
+
+
+async def figures_in_matching_lines(engine: Engine, message: AcceptedMessage, reply: FinishedReply) -> Review:
+    """Amounts, durations and numbers the reply gives that the source lines matching the
+    question do not state: a figure of another product or plan is in the sources too."""
+    started = time.perf_counter()
+    definition = message.bot.definition
+    lines = definition.reference.matching(message.user.text, MATCHING_LINES)
+    context = message.conversation.context or {}
+    said = (*lines, *map(str, context.values()), message.previous_reply, message.user.text)
+    # A figure the whole sources already refute is figures_in_sources' to report.
+    refuted = {_figure(doubt) for doubt in figures.unsupported(reply.text, *definition.fixed_texts(), *said)}
+    found = [doubt for doubt in figures.unsupported(reply.text, *said) if _figure(doubt) not in refuted]
+    doubts = tuple(doubt.replace("the policy", "the lines that match the question") for doubt in found)
+    return Review(doubts=doubts, seconds=time.perf_counter() - started)
+
+
+def _figure(doubt: str) -> str:
+    """The figure a doubt of `figures.unsupported` is about ("2 year" of "2 year where ...")."""
+    return doubt.split(" where ", 1)[0].split(" is not ", 1)[0]
 
 
 async def review_reply(

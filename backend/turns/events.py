@@ -69,6 +69,10 @@ class Done(TurnEvent):
     checks_ms: float | None = None  # what the reply checks took after the reply
     sources: list[dict[str, str | None]] | None = None  # the articles it cites: id, title, url
     second_try: str | None = None  # why a first reply was dropped unseen and this one written instead
+    # When the customer saw the reply's first word, from the engine's start: its first token
+    # after the gates, or the whole reply after its checks when it is held until checked.
+    shown_ms: float | None = None
+    withheld: bool = False  # the checks doubted the model's reply: its sources were quoted instead
 
     @classmethod
     def generated(
@@ -82,6 +86,8 @@ class Done(TurnEvent):
         checks_ms: float | None = None,
         sources: list[dict[str, str | None]] | None = None,
         second_try: str | None = None,
+        shown_ms: float | None = None,
+        withheld: bool = False,
     ) -> "Done":
         return cls(
             message_id=message_id,
@@ -99,6 +105,8 @@ class Done(TurnEvent):
             checks_ms=checks_ms,
             sources=sources or None,
             second_try=second_try,
+            shown_ms=shown_ms,
+            withheld=withheld,
         )
 
 

@@ -5,7 +5,8 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 
-from backend.conversations.models import HANDOVER
+from backend.conversations.models import HANDOVER, ConversationStatus
+from backend.engine.interface import GenerationResult
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
 from backend.turns import settlement
@@ -26,10 +27,12 @@ class ReplyFinisher:
         parts: ConversationParts,
         *,
         checks: Sequence[ReplyCheck],
+        strict_checks: Sequence[ReplyCheck] = (),
         source_picker: SourcePicker | None,
     ):
         self.parts = parts
         self.checks = checks
+        self.strict_checks = strict_checks  # besides, for replies checked strictly
         self.source_picker = source_picker  # names the article a reply used when it cites none
 
     async def finish(self, job: ReplyJob, generated: Generated) -> None:
@@ -45,35 +48,82 @@ class ReplyFinisher:
         result = dataclasses.replace(
             outcome, text=assembler.without_note_headings(message.bot.definition, text)
         )
-        reply_ids = [*generated.note_ids, *assembler.reply(result.token_ids)]
-        finished = FinishedReply(result.text, reply_ids)
-        review = Review() if interrupted else await review_reply(self.checks, job.engine, message, finished)
+        finished = FinishedReply(result.text, [*generated.note_ids, *assembler.reply(result.token_ids)])
+        checks = [*self.checks, *(self.strict_checks if job.checks.strict else ())]
+        review = Review() if interrupted else await review_reply(checks, job.engine, message, finished)
+        withheld = None
+        if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
+            withheld, result, finished = result.text, *self._grounded(job, result, generated.note_ids)
+            sources = []
         if not sources and not interrupted:
             sources = await self._sources_picked(job, finished)
         cites = [source.as_dict() for source in sources]
         status = await settlement.store_reply(
-            self.parts.new_work, message, job.reply.message_id, result, finished, review, cites
+            self.parts.new_work, message, job.reply.message_id, result, finished, review, cites, withheld
         )
-        session = Session([*message.context_ids, *reply_ids], job.reply.seq, result.text)
+        session = Session([*message.context_ids, *finished.token_ids], job.reply.seq, result.text)
         await self.parts.context.remember(message.conversation.id, session)
-        job.show_rest()
-        job.stream.put(
-            Done.generated(
-                job.reply.message_id,
-                result,
-                status,
-                review.doubts,
-                held_ms=round(generated.held_s * 1000, 1),
-                checks_ms=round(review.seconds * 1000, 1),
-                sources=cites,
-                second_try=generated.second_try,
-            )
-        )
+        # A reply held until checked and cut short by a person was never checked: not shown.
+        shown = "" if job.checks.held and interrupted else result.text
+        self._show(job, shown)
+        done = self._done(job, generated, result, status, review, cites, withheld)
+        job.stream.put(dataclasses.replace(done, text=shown))
         if not interrupted:  # an interrupted reply has no meaningful timings
             ttft_ms, total_ms = result.ttft_s * 1000, result.total_s * 1000
             usage = (result.prompt_tokens, result.cached_tokens, len(result.token_ids))
             slug = message.bot.definition.slug
             await self.parts.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
+
+    def _grounded(
+        self, job: ReplyJob, result: GenerationResult, note_ids: list[int]
+    ) -> tuple[GenerationResult, FinishedReply]:
+        """In place of a doubted reply: the source lines that best match the question, quoted
+        as such, with the offer of a person (the model wrote none of it)."""
+        definition = job.message.bot.definition
+        assert definition.fallback is not None
+        lines = definition.reference.matching(job.message.user.text, definition.answers.quote_lines)
+        text = (
+            definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown_openings[0]
+        )
+        ids = self.parts.assembler.format.encode_text(text)
+        grounded = dataclasses.replace(result, text=text, token_ids=ids)
+        return grounded, FinishedReply(text, [*note_ids, *self.parts.assembler.reply(ids)])
+
+    @staticmethod
+    def _show(job: ReplyJob, text: str) -> None:
+        """A reply held until checked is shown now, whole; a streamed one has its last words."""
+        if job.checks.held:
+            if text:
+                job.stream.put(Token(text))
+        else:
+            job.show_rest()
+
+    @staticmethod
+    def _done(
+        job: ReplyJob,
+        generated: Generated,
+        result: GenerationResult,
+        status: ConversationStatus,
+        review: Review,
+        cites: list[dict[str, str | None]],
+        withheld: str | None,
+    ) -> Done:
+        if job.checks.held:  # its first word shows once it is written and checked
+            shown_ms = (result.total_s + review.seconds) * 1000
+        else:
+            shown_ms = result.ttft_s * 1000 + generated.held_s * 1000
+        return Done.generated(
+            job.reply.message_id,
+            result,
+            status,
+            review.doubts,
+            held_ms=round(generated.held_s * 1000, 1),
+            checks_ms=round(review.seconds * 1000, 1),
+            sources=cites,
+            second_try=generated.second_try,
+            shown_ms=round(shown_ms, 1),
+            withheld=withheld is not None,
+        )
 
     async def hand_over(self, job: ReplyJob, hand_over: HandOver) -> None:
         """A gate said hand over: the reply becomes the handover message, and a human takes it."""

@@ -19,7 +19,6 @@ from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import format_item
 from backend.turns.decisions import AcceptedMessage
-from backend.turns.events import Token
 from backend.turns.writing import ReplyJob
 
 logger = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ def quoted_reply(
     text = quoting.quote(quote.line)
     said.prompt_tokens = 0
     said.add(text, format.encode_text(text))
-    job.stream.put(Token(text))
+    job.show(text)
     logger.info("reply to message %s: %s", job.message.user.id, quote.reason)
     return said.result()
 

@@ -12,6 +12,7 @@ finish    checks, sources, stored, the session kept hot (`finish.py`)
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -21,6 +22,7 @@ from backend.conversations.messages import MIN_REPLY_TOKENS
 from backend.conversations.models import HandoffReason
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
 from backend.metrics.store import Reply
+from backend.prompting.answers import AnswerChecks
 from backend.turns import settlement
 from backend.turns.claims import TurnClaim
 from backend.turns.decisions import AcceptedMessage, Gate, HandOver
@@ -57,6 +59,10 @@ class ReplyPolicy:
     # request starts, not beside its prefill, and the policy lines are judged only once the
     # reply has said it does not know, not while it may yet.
     one_request_at_a_time: bool = False
+    answer_checks: str = "bot"  # "bot": as each bot says; else this setting for every bot
+
+    def checks_of(self, bot: AnswerChecks) -> AnswerChecks:
+        return bot if self.answer_checks == "bot" else dataclasses.replace(bot, checks=self.answer_checks)
 
 
 class Replies:
@@ -85,7 +91,8 @@ class Replies:
             async with claim:
                 stream.put(Accepted(message.user.id, reply.message_id))
                 scaffolding = ScaffoldFilter(self.parts.assembler.note_headings(message.bot.definition))
-                job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding)
+                checks = self.policy.checks_of(message.bot.definition.answers)
+                job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding, checks)
                 await self._write_and_finish(job)
         finally:
             stream.close()  # after the claim is let go: the customer may write again at once

@@ -27,6 +27,7 @@ async def store_reply(
     reply: FinishedReply,
     review: Review,
     sources: list[dict[str, str | None]] | None = None,
+    withheld: str | None = None,
 ) -> ConversationStatus:
     """The reply, its cost, its sources and its doubts; then what it leads to (a handover, a count)."""
     interrupted = result.finish_reason == "interrupted"
@@ -42,6 +43,7 @@ async def store_reply(
         stored.finish_reason = result.finish_reason
         stored.doubt = "; ".join(review.doubts) or None
         stored.sources = sources or None
+        stored.withheld_text = withheld
         work.emit(message_event(stored))
         if not interrupted and conversation.status == ConversationStatus.BOT:
             handoff = message.bot.definition.handoff

@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
+from backend.prompting.answers import AnswerChecks
 from backend.turns.decisions import AcceptedMessage, HandOver
 from backend.turns.events import Token, TurnStream
 from backend.turns.scaffolding import ScaffoldFilter
@@ -31,15 +32,17 @@ class ReplyJob:
     stream: TurnStream
     stop: asyncio.Event  # set when a human takes over: the reply stops where it is
     visible: ScaffoldFilter = dataclasses.field(default_factory=lambda: ScaffoldFilter(()))
+    checks: AnswerChecks = AnswerChecks("off")  # held until checked, unless "off"
 
     def show(self, text: str) -> None:
-        """Text of the reply streamed to the customer, without the prompt's scaffolding."""
-        if shown := self.visible.feed(text):
+        """Text of the reply streamed to the customer, without the prompt's scaffolding; none
+        of it while the reply is held until checked (it is shown whole, once checked)."""
+        if not self.checks.held and (shown := self.visible.feed(text)):
             self.stream.put(Token(shown))
 
     def show_rest(self) -> None:
         """The reply has ended: what was held back as possible scaffolding is shown."""
-        if rest := self.visible.rest():
+        if not self.checks.held and (rest := self.visible.rest()):
             self.stream.put(Token(rest))
 
     def tokens(

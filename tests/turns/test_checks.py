@@ -41,7 +41,8 @@ class Streams(Says):
 
 
 async def test_a_reply_the_policy_contradicts_is_flagged_with_why(make_services, tiny_engine):
-    services = await make_services(engine=Says(tiny_engine, WRONG))
+    # Streamed as written (`checks = "off"`): flagged after it, not withheld (test_checked_answers.py).
+    services = await make_services(engine=Says(tiny_engine, WRONG), answer_checks="off")
     cid = (await open_conversation(services)).conversation.id
 
     done = done_of(await take_turn(services, cid, "How long is the warranty on backpacks?"))
@@ -91,11 +92,12 @@ async def test_a_repeated_note_heading_is_not_what_the_customer_reads(make_servi
 async def test_a_note_heading_never_reaches_the_customers_stream(make_services, tiny_engine):
     heading = "The policy lines that best match the customer's next message:"
     line = "- Backpacks carry a 3-year warranty."
-    services = await make_services(engine=Streams(tiny_engine, f"{heading}\n{line}"))
-    cid = (await open_conversation(services)).conversation.id
-
-    events = await take_turn(services, cid, "How long is the warranty on backpacks?")
-
-    streamed = "".join(event.text for event in events if isinstance(event, Token))
-    assert streamed.strip() == line and "policy lines" not in streamed
-    assert done_of(events).text == line
+    for checks in ("off", "strict"):  # streamed as written, or shown whole once checked
+        services = await make_services(
+            engine=Streams(tiny_engine, f"{heading}\n{line}"), answer_checks=checks
+        )
+        cid = (await open_conversation(services)).conversation.id
+        events = await take_turn(services, cid, "How long is the warranty on backpacks?")
+        streamed = "".join(event.text for event in events if isinstance(event, Token))
+        assert streamed.strip() == line and "policy lines" not in streamed
+        assert done_of(events).text == line

@@ -177,8 +177,9 @@ async def test_a_second_turn_while_one_is_running_is_a_conflict(make_services, t
 async def test_a_failed_reply_keeps_the_message_and_a_retry_works(make_services, tiny_engine):
     engine = DiesMidReply(tiny_engine)
     # Without the model's judges no first words are held (the tiny model's newline might yet
-    # become an "I don't know" to quote a line for): the one token written is shown.
-    services = await make_services(engine=engine, model_judges=False)
+    # become an "I don't know" to quote a line for), and streamed as written (no answer checks):
+    # the one token written is shown.
+    services = await make_services(engine=engine, model_judges=False, answer_checks="off")
     cid = (await open_conversation(services)).conversation.id
     engine.fail_next = True
 

@@ -68,13 +68,21 @@ function feedbackNode(message) {
 }
 
 // A reply the checks flagged: said before the metrics, with why, so an agent can correct it.
+// One they did not show the customer: what the model wrote, beside the quote that was shown.
 function doubtNode(message) {
   if (!message.doubt) return null;
-  return el(
+  const doubt = el(
     "p",
     { class: "doubt", role: "note", dataset: { doubt: "" } },
-    el("span", { class: "doubt-label" }, "May be wrong: "),
+    el("span", { class: "doubt-label" }, message.withheld_text ? "Not shown, may be wrong: " : "May be wrong: "),
     message.doubt,
+  );
+  if (!message.withheld_text) return doubt;
+  return el(
+    "div",
+    { class: "withheld", dataset: { withheld: "" } },
+    doubt,
+    el("p", { class: "withheld-text" }, el("span", { class: "doubt-label" }, "The model wrote: "), message.withheld_text),
   );
 }
 

@@ -1,0 +1,71 @@
+"""How a bot's answers are checked before a customer reads them: `[answers]` in its bot.toml.
+
+    [answers]
+    checks = "strict"     # "strict", "balanced" or "off"
+    quote_lines = 2       # the best-matching source lines quoted when a reply is not shown
+
+- `off`: a reply streams as the model writes it; the checks after it only flag it.
+- `balanced`: a reply is held until it is written and checked (the customer sees the typing
+  dots); one the checks doubt is not shown: the source lines that best match the question
+  are quoted instead, with the offer of a person.
+- `strict`: as balanced; besides, every figure the reply gives must be in the lines that
+  match the question, not merely somewhere in the bot's sources.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CHECKS = ("strict", "balanced", "off")
+DEFAULT_CHECKS = "strict"
+DEFAULT_QUOTE_LINES = 2
+
+
+class AnswersError(ValueError):
+    """An `[answers]` table that does not say what is accepted; names the file and line."""
+
+
+@dataclass(frozen=True)
+class AnswerChecks:
+    checks: str = DEFAULT_CHECKS
+    quote_lines: int = DEFAULT_QUOTE_LINES
+
+    @property
+    def held(self) -> bool:
+        """The reply is shown only once checked."""
+        return self.checks != "off"
+
+    @property
+    def strict(self) -> bool:
+        return self.checks == "strict"
+
+
+def load_answer_checks(table: dict[str, Any], bot_toml: Path, source: str) -> AnswerChecks:
+    unknown = sorted(set(table) - {"checks", "quote_lines"})
+    if unknown:
+        raise AnswersError(
+            f"{bot_toml}, line {_line_of(source, unknown[0])}: [answers] has no {unknown[0]!r}"
+        )
+    checks = table.get("checks", DEFAULT_CHECKS)
+    if checks not in CHECKS:
+        raise AnswersError(
+            f"{bot_toml}, line {_line_of(source, 'checks')}: [answers] checks = {checks!r}; "
+            f"accepted: {', '.join(map(repr, CHECKS))}"
+        )
+    lines = table.get("quote_lines", DEFAULT_QUOTE_LINES)
+    if not isinstance(lines, int) or isinstance(lines, bool) or not 1 <= lines <= 5:
+        where = f"{bot_toml}, line {_line_of(source, 'quote_lines')}"
+        raise AnswersError(f"{where}: [answers] quote_lines is 1 to 5, not {lines!r}")
+    return AnswerChecks(checks, lines)
+
+
+def _line_of(source: str, key: str) -> int | str:
+    """The line of `key` in the `[answers]` table of a bot.toml's text ("?" if not found)."""
+    table = ""
+    for number, line in enumerate(source.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            table = stripped
+        elif table == "[answers]" and stripped.split("=", 1)[0].strip() == key:
+            return number
+    return "?"

@@ -1,0 +1,83 @@
+"""Checked before shown (`[answers] checks`): a reply held until it is written and checked; one
+the checks doubt never reaches the customer, who gets the best-matching source lines quoted,
+with the offer of a person; the staff see both. Through the turn on the real engine, its reply
+text replaced on purpose (the tiny model writes only newlines)."""
+
+import pytest
+
+from backend.prompting.definitions import BotDefinitionError, load_bot
+from backend.turns.events import Token
+from tests.helpers import done_of, open_conversation, stored, take_turn
+from tests.turns.test_checks import Streams
+
+QUESTION = "How long is the warranty on backpacks?"
+WRONG = "The warranty on backpacks is 2 years."  # the policy: backpacks 3 years, tents 2
+OTHER_FIGURE = "The warranty on backpacks lasts 45 days."  # 45 days: the returns line's figure
+RIGHT = "All backpacks carry a 3-year warranty."
+
+
+async def turn(make_services, tiny_engine, reply: str, checks: str):
+    services = await make_services(engine=Streams(tiny_engine, reply), answer_checks=checks)
+    cid = (await open_conversation(services)).conversation.id
+    events = await take_turn(services, cid, QUESTION)
+    shown = [event.text for event in events if isinstance(event, Token)]
+    _, messages = await stored(services, cid)
+    return shown, done_of(events), messages[-1]
+
+
+@pytest.mark.parametrize("checks", ["balanced", "strict"])
+async def test_a_doubted_reply_is_never_shown_its_source_is_quoted_instead(
+    make_services, tiny_engine, checks
+):
+    shown, done, stored_reply = await turn(make_services, tiny_engine, WRONG, checks)
+
+    assert len(shown) == 1 and "2 years" not in shown[0]  # nothing streamed before the checks
+    assert shown[0].startswith("Here is what our policy says:") and "3-year warranty" in shown[0]
+    assert "pass you to a colleague" in shown[0]
+    assert done.withheld and done.text == shown[0] and done.doubt == "2 year where the policy says 3 year"
+    assert done.shown_ms >= done.total_ms  # its first word once written and checked
+    assert stored_reply.text == shown[0] and stored_reply.withheld_text == WRONG
+    assert stored_reply.doubt == done.doubt
+
+
+async def test_a_reply_that_passes_is_shown_whole_once_checked(make_services, tiny_engine):
+    shown, done, stored_reply = await turn(make_services, tiny_engine, RIGHT, "strict")
+    assert shown == [RIGHT] and not done.withheld and done.doubt is None
+    assert stored_reply.text == RIGHT and stored_reply.withheld_text is None
+
+
+async def test_strict_wants_figures_from_the_lines_that_match_the_question(make_services, tiny_engine):
+    # 45 days is in the policy (its returns line), not in the lines about warranties.
+    shown, done, _ = await turn(make_services, tiny_engine, OTHER_FIGURE, "balanced")
+    assert shown == [OTHER_FIGURE] and not done.withheld
+    shown, done, _ = await turn(make_services, tiny_engine, OTHER_FIGURE, "strict")
+    assert done.withheld and "45 days" not in shown[0]
+    assert done.doubt == "45 day is not in the lines that match the question"
+
+
+async def test_off_streams_as_written_and_only_flags(make_services, tiny_engine):
+    shown, done, stored_reply = await turn(make_services, tiny_engine, WRONG, "off")
+    assert len(shown) > 1 and "".join(shown) == WRONG  # streamed piece by piece
+    assert done.doubt and not done.withheld and stored_reply.text == WRONG
+
+
+def test_an_unknown_answers_setting_names_the_file_the_line_and_what_is_accepted(prompts_copy):
+    bot_toml = prompts_copy / "shop-en" / "bot.toml"
+    bot_toml.write_text(bot_toml.read_text() + '\n[answers]\nchecks = "loose"\n')
+    line = len(bot_toml.read_text().splitlines())
+    with pytest.raises(BotDefinitionError) as refused:
+        load_bot(prompts_copy / "shop-en")
+    assert str(refused.value) == (
+        f"{bot_toml}, line {line}: [answers] checks = 'loose'; accepted: 'strict', 'balanced', 'off'"
+    )
+
+
+@pytest.mark.default_model
+async def test_on_the_default_model_a_doubted_reply_reaches_the_widget_only_as_the_quote(
+    shop_en_services, default_engine
+):
+    services = await shop_en_services(engine=Streams(default_engine, WRONG), answer_checks="strict")
+    cid = (await open_conversation(services)).conversation.id
+    events = await take_turn(services, cid, QUESTION)
+    shown = "".join(event.text for event in events if isinstance(event, Token))
+    assert "2 years" not in shown and "3-year warranty" in shown and done_of(events).withheld
