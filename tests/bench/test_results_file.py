@@ -1,0 +1,43 @@
+"""The results file keeps earlier sections, but reads its targets only from this code's runs."""
+
+import json
+
+from backend.bench.results_file import with_earlier_sections
+
+NOW = {"commit": "c" * 40, "dirty": False}
+
+
+def run(code: dict, started: str, **sections) -> dict:
+    return {"meta": {"code": code, "started_at": started}, "targets": [], **sections}
+
+
+def test_targets_read_only_sections_of_this_commit_and_the_rest_are_listed_stale(tmp_path):
+    path = tmp_path / "latest.json"
+    old = {"commit": "a" * 40, "dirty": False}
+    earlier = run(old, "2026-11-29T10:00:00", article={"app_vs_engine_qps": 0.959}, random={"x": 1})
+    earlier["multiturn"] = {"meta": {"code": NOW, "started_at": "2026-12-04T09:00:00"}, "ways": {}}
+    path.write_text(json.dumps(earlier))
+
+    out = with_earlier_sections(
+        run(NOW, "2026-12-04T10:00:00", random={"caching_cost_total_time": 0.01}), path
+    )
+
+    assert out["random"] == {"caching_cost_total_time": 0.01}  # this run's
+    assert out["article"]["app_vs_engine_qps"] == 0.959  # kept, with the meta of its run
+    assert out["stale"] == [{"section": "article", "commit": "a" * 40, "started_at": "2026-11-29T10:00:00"}]
+    qps = next(t for t in out["targets"] if t["target"].startswith("article: app QPS"))
+    assert qps["value"] is None  # a stale section is no evidence for a target
+    share = next(t for t in out["targets"] if t["target"].startswith("random:"))
+    assert share["value"] == 0.01
+
+
+def test_a_run_with_uncommitted_changes_makes_no_kept_section_fresh(tmp_path):
+    path = tmp_path / "latest.json"
+    path.write_text(json.dumps(run(NOW, "2026-12-04T09:00:00", article={"app_vs_engine_qps": 0.9})))
+    dirty = {**NOW, "dirty": True}
+    kept = with_earlier_sections(run(dirty, "2026-12-04T10:00:00"), path)
+    assert kept["stale"] == []  # the kept section ran on the committed code itself
+    path.write_text(json.dumps(run(dirty, "2026-12-04T09:00:00", article={"app_vs_engine_qps": 0.9})))
+    assert [s["section"] for s in with_earlier_sections(run(NOW, "2026-12-04T10:00:00"), path)["stale"]] == [
+        "article"
+    ]
