@@ -44,6 +44,7 @@ from backend.turns.checks import (
     answered_the_question,
     figures_in_matching_lines,
     figures_in_sources,
+    grounded_in_matching_lines,
     supported_by_policy,
 )
 from backend.turns.claims import ReplySlots, ReplyStops, TurnClaims
@@ -158,7 +159,7 @@ def build_turns(settings: Settings, parts: ConversationParts) -> ChatTurns:
     finisher = ReplyFinisher(
         parts,
         checks=[*([answered_the_question, supported_by_policy] if judges else []), figures_in_sources],
-        strict_checks=[figures_in_matching_lines],
+        strict_checks=[figures_in_matching_lines, grounded_in_matching_lines],
         source_picker=SourcePicker(parts.assembler.format) if judges else None,
     )
     policy = ReplyPolicy(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from backend.engine.interface import Engine
 from backend.prompting.judge_prompts import format_item
-from backend.turns import figures
+from backend.turns import figures, grounding
 from backend.turns.decisions import AcceptedMessage
 
 logger = logging.getLogger(__name__)
@@ -94,6 +94,26 @@ async def figures_in_matching_lines(engine: Engine, message: AcceptedMessage, re
     found = [doubt for doubt in figures.unsupported(reply.text, *said) if _figure(doubt) not in refuted]
     doubts = tuple(doubt.replace("the policy", "the lines that match the question") for doubt in found)
     return Review(doubts=doubts, seconds=time.perf_counter() - started)
+
+
+async def grounded_in_matching_lines(
+    engine: Engine, message: AcceptedMessage, reply: FinishedReply
+) -> Review:
+    """A reply whose words are mostly not those of the lines that match the question, or that
+    denies where the best of them does not (or the other way round): turns/grounding.py."""
+    started = time.perf_counter()
+    definition, question = message.bot.definition, message.user.text
+    lines = definition.reference.matching(question, MATCHING_LINES)
+    if not lines:  # nothing in the sources is about it: the figures and judges decide
+        return Review(seconds=time.perf_counter() - started)
+    doubts = []
+    share = grounding.grounded_share(reply.text, lines, question, definition.language)
+    if share < grounding.MIN_GROUNDED_SHARE:
+        doubts.append(f"{share:.0%} of what it says is in the lines that match the question")
+    best = definition.reference.matching(question, 1)
+    if best and grounding.turned_around(reply.text, best[0], definition.language):
+        doubts.append("denies or grants where the line that matches the question best says the opposite")
+    return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started)
 
 
 def _figure(doubt: str) -> str:

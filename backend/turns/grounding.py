@@ -1,0 +1,48 @@
+"""Whether a reply says what the source lines that match its question say: deterministic signs
+that it does not, for replies checked strictly (`[answers] checks = "strict"`).
+
+A small model's confident mistakes are mostly of three kinds: a figure that belongs to another
+product or plan (`checks.figures_in_matching_lines`); the policy's own words with their sense
+turned around ("yes, you can use both codes" beside "the codes cannot be combined"): a reply
+that denies where the line that matches best does not, or the other way round; and an answer
+made up, whose words are mostly not the matching lines'. A reply with any of these signs is
+not shown; its lines are quoted instead, which states nothing false.
+"""
+
+import re
+from collections.abc import Sequence
+
+from backend.retrieval.terms import primary_language, terms
+
+# Words that deny, per language; a language without a list is not checked for them.
+DENIALS = {
+    "en": re.compile(
+        r"\b(?:not|no|cannot|can't|don't|doesn't|isn't|aren't|won't|never|nothing|none)\b", re.IGNORECASE
+    ),
+    "zh": re.compile(r"不|没有|没|无法|无|非"),
+}
+
+
+def denies(text: str, language: str) -> bool | None:
+    """Whether `text` denies something (None: no word list for its language)."""
+    pattern = DENIALS.get(primary_language(language))
+    return None if pattern is None else bool(pattern.search(text))
+
+
+def turned_around(reply: str, best_line: str, language: str) -> bool:
+    """The reply denies where the best-matching line does not, or the other way round."""
+    line_denies, reply_denies = denies(best_line, language), denies(reply, language)
+    return line_denies is not None and line_denies != reply_denies
+
+
+MIN_GROUNDED_SHARE = 0.5  # of a reply's own words (not the question's), at least this many are the lines'
+
+
+def grounded_share(reply: str, lines: Sequence[str], question: str, language: str) -> float:
+    """How much of what the reply adds to the question comes from the matching lines: the share
+    of its search terms (stemmed words; characters and their pairs in Chinese) that are theirs."""
+    added = set(terms(reply, language)) - set(terms(question, language))
+    if len(added) < 2:  # a yes or a no alone: its opening is judged, not its words
+        return 1.0
+    theirs = {term for line in lines for term in terms(line, language)}
+    return len(added & theirs) / len(added)

@@ -1,0 +1,31 @@
+"""Signs that a reply does not say what the lines matching its question say, in any language
+with a word list, on plain text."""
+
+from backend.turns.grounding import denies, grounded_share, turned_around
+
+CODES = "The 10% welcome code and the 15% newsletter code cannot be combined."
+
+
+def test_a_reply_that_grants_what_the_line_denies_is_turned_around():
+    assert turned_around("Yes, you can use both codes on one order.", CODES, "en")
+    assert not turned_around("No, the two codes cannot be combined.", CODES, "en")
+    assert turned_around("可以，两个优惠码能一起用。", "两个优惠码不能同时使用。", "zh-CN")
+    assert not turned_around("不行，两个优惠码不能同时使用。", "两个优惠码不能同时使用。", "zh-CN")
+
+
+def test_a_language_without_a_word_list_is_not_judged():
+    assert denies("Nej, det går inte.", "sv") is None
+    assert not turned_around("Ja, det går.", "Det går inte.", "sv")
+
+
+def test_the_grounded_share_counts_only_what_the_reply_adds_to_the_question():
+    question = "Can I combine the welcome code and the newsletter code?"
+    assert (
+        grounded_share(
+            "The welcome code and the newsletter code cannot be combined.", [CODES], question, "en"
+        )
+        == 1.0
+    )
+    made_up = "Yes, and you also get free gift wrapping with a loyalty voucher."
+    assert grounded_share(made_up, [CODES], question, "en") < 0.5
+    assert grounded_share("Yes.", [CODES], question, "en") == 1.0  # a yes alone: judged by its opening
