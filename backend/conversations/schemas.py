@@ -42,6 +42,10 @@ class SourceOut(BaseModel):
     id: str = Field(description="The article's id, as the reply cited it.")
     title: str
     url: str | None = Field(default=None, description="Its public address, if the help center gives one.")
+    passage: str | None = Field(
+        default=None,
+        description="What the reply stands on: the article's passage, or the policy's line (id `policy`).",
+    )
 
 
 class MessageOut(BaseModel):

@@ -14,7 +14,7 @@ from backend.knowledge.articles import Knowledge, KnowledgeError, load_knowledge
 from backend.prompting.answers import AnswerChecks, AnswersError, load_answer_checks
 from backend.prompting.judge_prompts import JudgePrompt, judge_file, judge_switches, load_judge_prompts
 from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
-from backend.prompting.openings import OpeningsError, SecondTry, load_second_try
+from backend.prompting.openings import Openings, OpeningsError, SecondTry, load_second_try
 from backend.prompting.quoting import Quoting, QuotingError, load_quoting
 from backend.prompting.reference import PolicyLines
 
@@ -79,6 +79,7 @@ class Bot:
     answers: AnswerChecks = AnswerChecks()  # how its replies are checked before they are shown
     # How a reply the checks doubt is replaced: the best lines quoted, with the offer of a person.
     fallback: Quoting | None = None
+    yes_no: Openings | None = None  # the words a plain yes or no opens with, in its language
 
     def fixed_texts(self) -> tuple[str, ...]:
         """Everything the fixed prefix says, in its order, as text."""
@@ -169,6 +170,7 @@ def _read_bot(folder: Path) -> Bot:
         quoting=load_quoting(judges["line_answers"].source, language) if "line_answers" in judges else None,
         answers=load_answer_checks(meta.get("answers", {}), folder / "bot.toml", source),
         fallback=load_quoting(judge_file("line_answers", folder), language),
+        yes_no=load_second_try(judge_file("opening", folder), language, {}).openings,
     )
 
 

@@ -16,6 +16,7 @@ from backend.prompting.openings import Start, is_word_list, starts_with
 class Quoting:
     unknown_openings: tuple[str, ...]  # a reply's first words that say the bot does not know
     frame: str  # the reply that quotes a line, with "{line}"
+    unknown: str = ""  # the reply when no line is about the question: it does not know, a person can help
 
     def opening_of(self, text: str) -> Start:
         """Whether a reply that starts with `text` says it does not know (or may yet)."""
@@ -35,10 +36,15 @@ def load_quoting(judge_file: Path, language: str) -> Quoting:
     except tomllib.TOMLDecodeError as error:
         raise QuotingError(f"{judge_file}: {error}") from error
     table = document.get(language) or document.get("en") or {}
-    openings, frame = table.get("unknown_openings"), table.get("quote")
+    openings, frame, unknown = table.get("unknown_openings"), table.get("quote"), table.get("unknown")
     if not is_word_list(openings) or not isinstance(frame, str) or "{line}" not in frame:
         raise QuotingError(
             f"{judge_file}: [{language}] needs unknown_openings (a list of a reply's first words) "
             "and a quote that names {line}"
         )
-    return Quoting(tuple(openings or ()), frame.strip())
+    if unknown is not None and not isinstance(unknown, str):
+        raise QuotingError(
+            f"{judge_file}: [{language}] unknown is the reply when no line is about the question"
+        )
+    said_unknown = (unknown or f"{openings[0]}.").strip() if openings else ""
+    return Quoting(tuple(openings or ()), frame.strip(), said_unknown)

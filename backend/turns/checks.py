@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from backend.engine.interface import Engine
 from backend.prompting.judge_prompts import format_item
+from backend.prompting.openings import Opening
 from backend.turns import figures, grounding
 from backend.turns.decisions import AcceptedMessage
 
@@ -104,8 +105,13 @@ async def grounded_in_matching_lines(
     started = time.perf_counter()
     definition, question = message.bot.definition, message.user.text
     lines = definition.reference.matching(question, MATCHING_LINES)
-    if not lines:  # nothing in the sources is about it: the figures and judges decide
-        return Review(seconds=time.perf_counter() - started)
+    if not lines:  # nothing in the sources is about it: a plain yes or no is made up
+        opened = definition.yes_no.of(reply.text + " ")[0] if definition.yes_no else Opening.NEITHER
+        made_up = ("answers yes or no where nothing in the sources is about the question",)
+        return Review(
+            doubts=made_up if opened in (Opening.YES, Opening.NO) else (),
+            seconds=time.perf_counter() - started,
+        )
     doubts = []
     share = grounding.grounded_share(reply.text, lines, question, definition.language)
     if share < grounding.MIN_GROUNDED_SHARE:

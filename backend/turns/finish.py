@@ -15,6 +15,7 @@ from backend.turns.decisions import HandOver
 from backend.turns.events import Done, Token
 from backend.turns.parts import ConversationParts
 from backend.turns.session_cache import Session
+from backend.turns.shown_sources import with_passages
 from backend.turns.sources import SourcePicker
 from backend.turns.writing import Generated, ReplyJob
 
@@ -54,10 +55,10 @@ class ReplyFinisher:
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
             withheld, result, finished = result.text, *self._grounded(job, result, generated.note_ids)
-            sources = []
-        if not sources and not interrupted:
+        shown_as_written = withheld is None and not interrupted  # the quote is its own source
+        if not sources and shown_as_written:
             sources = await self._sources_picked(job, finished)
-        cites = [source.as_dict() for source in sources]
+        cites = with_passages(message, sources, result.text) if shown_as_written else []
         status = await settlement.store_reply(
             self.parts.new_work, message, job.reply.message_id, result, finished, review, cites, withheld
         )
@@ -82,9 +83,7 @@ class ReplyFinisher:
         definition = job.message.bot.definition
         assert definition.fallback is not None
         lines = definition.reference.matching(job.message.user.text, definition.answers.quote_lines)
-        text = (
-            definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown_openings[0]
-        )
+        text = definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown
         ids = self.parts.assembler.format.encode_text(text)
         grounded = dataclasses.replace(result, text=text, token_ids=ids)
         return grounded, FinishedReply(text, [*note_ids, *self.parts.assembler.reply(ids)])

@@ -14,17 +14,19 @@ from collections.abc import Sequence
 
 from backend.retrieval.terms import primary_language, terms
 
-# Words that deny, per language; a language without a list is not checked for them.
+# Words that deny or restrict ("only if"), per language; a language without a list is not
+# checked for them.
 DENIALS = {
     "en": re.compile(
-        r"\b(?:not|no|cannot|can't|don't|doesn't|isn't|aren't|won't|never|nothing|none)\b", re.IGNORECASE
+        r"\b(?:not|no|cannot|can't|don't|doesn't|isn't|aren't|won't|never|nothing|none|only)\b",
+        re.IGNORECASE,
     ),
-    "zh": re.compile(r"不|没有|没|无法|无|非"),
+    "zh": re.compile(r"不|没有|没|无法|无|非|仅|只"),
 }
 
 
 def denies(text: str, language: str) -> bool | None:
-    """Whether `text` denies something (None: no word list for its language)."""
+    """Whether `text` denies or restricts something (None: no word list for its language)."""
     pattern = DENIALS.get(primary_language(language))
     return None if pattern is None else bool(pattern.search(text))
 

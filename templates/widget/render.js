@@ -54,7 +54,15 @@
         const shown = href
           ? el("a", { href, target: "_blank", rel: "noopener noreferrer", text: name })
           : el("span", { text: name });
-        return el("li", {}, [shown]);
+        // The words the reply stands on, folded until the customer opens them (a native
+        // disclosure: Enter or Space on its summary opens it).
+        const passage = typeof source.passage === "string" && source.passage.trim()
+          ? el("details", { className: "passage" }, [
+              el("summary", { text: T.showPassage }),
+              el("blockquote", { text: source.passage.trim() }),
+            ])
+          : null;
+        return el("li", {}, passage ? [shown, passage] : [shown]);
       })
       .filter(Boolean);
     if (!items.length) return null;

@@ -55,6 +55,7 @@
       feedbackRemoved: "Your rating was removed.",
       feedbackFailed: "Your rating could not be saved. Try again.",
       sources: "Sources",
+      showPassage: "What it says",
     },
     zh: {
       openChat: "打开聊天",
@@ -107,6 +108,7 @@
       feedbackRemoved: "已撤销评价。",
       feedbackFailed: "评价未能保存，请重试。",
       sources: "参考文章",
+      showPassage: "原文",
     },
   };
 

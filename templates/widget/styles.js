@@ -112,6 +112,10 @@
     .sources li { margin: 1px 0; }
     .sources li::marker { color: #8b938a; }
     .sources a:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; border-radius: 2px; }
+    .passage { margin: 2px 0 4px; }
+    .passage summary { cursor: pointer; color: var(--accent); width: fit-content; }
+    .passage summary:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; border-radius: 2px; }
+    .passage blockquote { margin: 4px 0 0; padding: 4px 8px; border-left: 3px solid #d5dbd2; color: #2f352e; }
     .sender { display: block; margin-bottom: 2px; font-size: 12px; font-weight: 650; color: #7a5200; }
     .notice {
       align-self: center; max-width: 92%; margin: 4px 0; padding: 5px 12px;

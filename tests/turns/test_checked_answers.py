@@ -96,3 +96,27 @@ async def test_strict_withholds_a_reply_that_grants_what_its_line_denies(make_se
     )
     assert done.withheld and "cannot be combined" in done.text
     assert "the line that matches the question best says the opposite" in done.doubt
+
+
+async def test_strict_withholds_a_yes_where_nothing_in_the_sources_is_about_the_question(
+    make_services, tiny_engine
+):
+    services = await make_services(
+        engine=Streams(tiny_engine, "Yes, we deliver there."), answer_checks="strict"
+    )
+    cid = (await open_conversation(services)).conversation.id
+    done = done_of(await take_turn(services, cid, "Do you deliver to Canada?"))
+    assert done.withheld and done.text.startswith("I'm sorry, our policy doesn't say")
+    assert (
+        "colleague" in done.text
+        and done.doubt == "answers yes or no where nothing in the sources is about the question"
+    )
+
+
+async def test_an_answer_shown_names_the_policy_line_it_stands_on(make_services, tiny_engine):
+    _, done, stored_reply = await turn(make_services, tiny_engine, RIGHT, "strict")
+    line = "All jackets and backpacks carry a 3-year warranty against manufacturing defects."
+    assert done.sources == [{"id": "policy", "title": "Our policy", "url": None, "passage": line}]
+    assert stored_reply.sources == done.sources
+    _, withheld, _ = await turn(make_services, tiny_engine, WRONG, "strict")
+    assert withheld.sources is None  # its quote is its own source

@@ -9,6 +9,8 @@ CODES = "The 10% welcome code and the 15% newsletter code cannot be combined."
 def test_a_reply_that_grants_what_the_line_denies_is_turned_around():
     assert turned_around("Yes, you can use both codes on one order.", CODES, "en")
     assert not turned_around("No, the two codes cannot be combined.", CODES, "en")
+    used = "Sleeping bags and tents that have been used can be returned only if they are faulty."
+    assert turned_around("Yes, you can return a sleeping bag you've used twice.", used, "en")
     assert turned_around("可以，两个优惠码能一起用。", "两个优惠码不能同时使用。", "zh-CN")
     assert not turned_around("不行，两个优惠码不能同时使用。", "两个优惠码不能同时使用。", "zh-CN")
 

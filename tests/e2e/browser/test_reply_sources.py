@@ -168,3 +168,31 @@ async def test_the_list_of_articles_is_named_in_chinese_on_the_chinese_bot(page,
     await expect(listed.get_by_role("link")).to_have_attribute(
         "href", "https://help.example.com/%E5%AE%89%E8%A3%85"
     )
+
+
+async def test_the_words_an_answer_stands_on_are_folded_under_it_and_open_with_the_keyboard(page, live_url):
+    line = "Customers may return any unused item within 45 days of delivery for a full refund."
+    sources = [{"id": "policy", "title": "Our policy", "url": None, "passage": line}]
+    await page.route(
+        "**/api/v1/widget/conversations/*/messages",
+        scripted_replies(reply_stream(1, 2, "You have 45 days to return it.", sources=sources)),
+    )
+    await page.goto(live_url + "/")
+    await page.get_by_role("button", name="Open chat").click()
+    dialog = page.get_by_role("dialog", name="Northwind Outfitters support")
+    box = dialog.get_by_role("textbox", name="Type your message")
+    await box.fill("How long do I have to send a jacket back?")
+    await box.press("Enter")
+    reply = dialog.get_by_role("log").locator('[data-message-id="2"]')
+    summary = reply.locator("details.passage > summary")
+    await expect(summary).to_have_text("What it says")
+    await expect(reply.get_by_text(line)).to_be_hidden()  # folded by default
+
+    await summary.focus()
+    await page.keyboard.press("Enter")
+    await expect(reply.get_by_text(line)).to_be_visible()
+    await expect(reply.locator("details.passage")).to_have_attribute("open", "")
+    await page.keyboard.press("Enter")
+    await expect(reply.get_by_text(line)).to_be_hidden()
+    await page.keyboard.press("Enter")
+    await page.screenshot(path=SCREENSHOTS / "widget-answer-source.png")
