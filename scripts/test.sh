@@ -8,8 +8,9 @@ scripts/services.sh
 .venv/bin/lint-imports            # the layers of docs/architecture.md
 .venv/bin/mypy                    # strict, as configured in pyproject.toml
 .venv/bin/prefixdesk prompts check
-# Answers: every bot's eval cases on the default model; a bot that passes fewer than
-# bench/results/eval.json records (less a margin for the CPU's float rounding) fails.
+# Answers: every bot's eval cases on the default model; a bot with one wrong answer more than
+# bench/results/eval.json records, or right ones fewer beyond the margin (the CPU's float
+# rounding), fails.
 # A bot whose fixed prefix is longer than 4,096 tokens is left to the benchmark's eval
 # (docs/quality.md): tallybook-en's help center alone takes over ten minutes to prefill on
 # two AVX2 cores, and its 45 cases twenty more.
