@@ -7,7 +7,7 @@ import pytest
 
 from backend.prompting.definitions import BotDefinitionError, load_bot
 from backend.turns.events import Token
-from tests.helpers import done_of, open_conversation, stored, take_turn
+from tests.helpers import HeldReplies, done_of, new_agent, open_conversation, stored, take_turn
 from tests.turns.test_checks import Streams
 
 QUESTION = "How long is the warranty on backpacks?"
@@ -120,3 +120,19 @@ async def test_an_answer_shown_names_the_policy_line_it_stands_on(make_services,
     assert stored_reply.sources == done.sources
     _, withheld, _ = await turn(make_services, tiny_engine, WRONG, "strict")
     assert withheld.sources is None  # its quote is its own source
+
+
+async def test_a_held_reply_a_person_cuts_short_shows_nothing(make_services, tiny_engine):
+    engine = HeldReplies(tiny_engine)
+    services = await make_services(engine=engine, answer_checks="strict", max_reply_tokens=64)
+    agent = await new_agent(services)
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, "Tell me everything")
+    async with services.new_work() as work:  # the agent steps in before a word is written
+        await services.inbox.take_over(work, cid, agent)
+    engine.go.set()
+    events = [event async for event in turn.events()]
+    assert not [event for event in events if isinstance(event, Token)]  # never checked: not shown
+    done = done_of(events)
+    assert done.finish_reason == "interrupted" and done.text == ""
