@@ -120,6 +120,7 @@ def _evaluate(settings: Settings, options: EvalOptions) -> None:
         "relevant_lines": settings.relevant_lines,
         "as_served": options.as_served,
         "engine_gather_ms": settings.engine_gather_ms,
+        "answer_checks": settings.answer_checks,  # "bot": each bot's [answers] checks
         "bots": results,
     }
     _write(options.output, report)
