@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from backend.admin import audit_routes, erasure_routes
 from backend.admin import routes as admin
@@ -55,6 +56,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.add_middleware(SecurityHeaders)
     # Shops on other origins embed the widget; it sends the customer token as a header.
     app.add_middleware(WidgetCors)
+    # Outermost: every part below sees the client a trusted proxy names (PREFIXDESK_TRUSTED_PROXIES).
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
     app.include_router(widget_script.router)  # before the mount, which would shadow it
     app.mount("/static", pages.static_files(), name="static")
     for router in (

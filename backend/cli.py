@@ -117,6 +117,7 @@ def serve(
         host=host or settings.host,
         port=port or settings.port,
         log_level="info",
+        proxy_headers=False,  # the app reads them itself, from the proxies its settings trust
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,  # a stuck stream cannot keep it from stopping
     )
 

@@ -151,6 +151,12 @@ class Settings(BaseSettings):
     widget_origins: list[str] = []
     widget_origins_cache_s: float = 5.0  # how long processes reuse the list admins keep
 
+    # The proxies (load balancers) whose X-Forwarded-For and X-Forwarded-Proto name the client:
+    # addresses or networks ("10.0.0.0/8"), "*" for any. The per-address rate limit, the loopback
+    # rule of /metrics and the logs see the client a trusted proxy names; a request from any
+    # other host is taken to come from that host, whatever its headers say.
+    trusted_proxies: list[str] = ["127.0.0.1"]
+
     # Abuse limits (429 with Retry-After beyond them).
     rate_limit_messages_per_conversation: int = 20  # per minute
     rate_limit_requests_per_address: int = 120  # widget requests per minute per client address
