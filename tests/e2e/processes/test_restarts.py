@@ -42,8 +42,9 @@ async def stored_messages(database_url: str, conversation_id: str) -> list[tuple
 
 
 async def test_the_engine_dies_mid_reply_and_the_app_starts_a_new_one(tiny_settings, tmp_path):
-    # Long replies, so that the engine is still writing when it is killed.
-    env = serve_env(tiny_settings, PREFIXDESK_MAX_REPLY_TOKENS="1000")
+    # Long replies, streamed as written (no answer checks), so that the engine is still
+    # writing when it is killed after the first token.
+    env = serve_env(tiny_settings, PREFIXDESK_MAX_REPLY_TOKENS="1000", PREFIXDESK_ANSWER_CHECKS="off")
     async with (
         app_process(env, tmp_path / "serve.log") as app,
         httpx.AsyncClient(base_url=app.url, timeout=120) as client,
@@ -94,9 +95,15 @@ async def test_the_engine_dies_mid_reply_and_the_app_starts_a_new_one(tiny_setti
 async def test_the_app_killed_mid_reply_restarts_with_the_history_intact_and_the_cache_hits_again(
     tiny_settings, tmp_path
 ):
-    # Long replies, so that the app is still writing one when it is killed; a short turn lock,
-    # so that the dead process's lock frees itself quickly.
-    env = serve_env(tiny_settings, PREFIXDESK_MAX_REPLY_TOKENS="1000", PREFIXDESK_TURN_LOCK_TTL_S="5")
+    # Long replies, streamed as written (no answer checks), so that the app is still writing one
+    # when it is killed after the first token; a short turn lock, so that the dead process's
+    # lock frees itself quickly.
+    env = serve_env(
+        tiny_settings,
+        PREFIXDESK_MAX_REPLY_TOKENS="1000",
+        PREFIXDESK_TURN_LOCK_TTL_S="5",
+        PREFIXDESK_ANSWER_CHECKS="off",
+    )
     async with (
         app_process(env, tmp_path / "first.log") as app,
         httpx.AsyncClient(base_url=app.url, timeout=120) as client,
