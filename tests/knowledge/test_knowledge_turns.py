@@ -112,9 +112,14 @@ async def test_a_reply_keeps_the_articles_it_cites_that_exist(make_services, tin
         "title": "Late fees on overdue invoices",
         "url": "https://help.example.com/late-fees",
     }
-    assert done.text == "A 2% fee applies." and done.sources == [source]
+    # Each with the passage of the article that matches the question and the reply best.
+    assert done.text == "A 2% fee applies." and len(done.sources) == 1
+    passage = done.sources[0].pop("passage")
+    assert done.sources == [source] and passage and "2%" in passage
     _, messages = await stored(services, cid)
-    assert messages[-1].text == "A 2% fee applies." and messages[-1].sources == [source]
+    assert messages[-1].text == "A 2% fee applies." and messages[-1].sources == [
+        {**source, "passage": passage}
+    ]
 
 
 def test_article_note_labels_each_article_with_its_id(assembler_en=None):
