@@ -43,7 +43,10 @@ async def test_a_help_center_answer_names_its_source_among_the_bots_articles(def
     conversation = await start(default_client, "tallybook-en")
     reply = done_event(await send(default_client, conversation, "How long is the free trial?"))
     articles = {path.stem for path in (PROJECT_ROOT / "prompts" / "tallybook-en" / "knowledge").glob("*.md")}
+    assert "[" not in reply["text"], reply["text"]  # citations are taken out of what the customer reads
+    if reply.get("withheld"):  # the strict answer checks doubted it: its matching lines are quoted
+        assert reply["text"].startswith("Here is what our policy says:") and not reply.get("sources"), reply
+        return
     assert reply.get("sources"), reply
     assert {source["id"] for source in reply["sources"]} <= articles
     assert all(source["title"] and source["url"].startswith("https://") for source in reply["sources"])
-    assert "[" not in reply["text"], reply["text"]  # citations are taken out of what the customer reads
