@@ -12,6 +12,7 @@ from backend.agents import routes as agents
 from backend.api import health, pages, widget_script
 from backend.api.errors import install_error_handlers
 from backend.api.limits import BodySizeLimit
+from backend.api.methods import AllowedMethods
 from backend.api.security import SecurityHeaders
 from backend.config import Settings, get_settings
 from backend.embedding import routes as widget_origins
@@ -51,6 +52,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         lifespan=lifespan,
         description="Customer-service chatbot on vLLM with automatic prefix caching.",
     )
+    # Innermost, next to the routes: OPTIONS and 405s name every method a path accepts.
+    app.add_middleware(AllowedMethods)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(HttpMetrics)
     app.add_middleware(SecurityHeaders)

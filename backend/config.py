@@ -170,6 +170,9 @@ class Settings(BaseSettings):
     webhook_max_attempts: int = 8
     webhook_backoff_base_s: float = 2.0
     webhook_poll_interval_s: float = 1.0
+    # The address people reach this server at (scheme://host[:port]), for links that leave it:
+    # a rating webhook's link to the conversation in the console. Unset: such links are paths.
+    public_url: str | None = None
 
     # Transcript exports (admin): the longest date range one export may cover.
     export_max_days: int = Field(default=31, ge=1)
@@ -211,6 +214,14 @@ class Settings(BaseSettings):
             return list(dict.fromkeys(normalize_origin(origin) for origin in origins))
         except ValueError as error:
             raise ValueError(f"{WIDGET_ORIGINS_SETTING}: {error}") from None
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, url: str | None) -> str | None:
+        try:
+            return normalize_origin(url) if url else None
+        except ValueError as error:
+            raise ValueError(f"PREFIXDESK_PUBLIC_URL: {error}") from None
 
     @field_validator("block_size")
     @classmethod

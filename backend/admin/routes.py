@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from backend.admin.reloads import PromptReloads
+from backend.agents import audit
 from backend.agents.auth import CurrentAdmin
 from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
@@ -103,8 +104,12 @@ async def list_bots(_admin: CurrentAdmin, live: Bots, work: Work) -> list[BotOut
 
 @router.post("/prompts/reload", responses=ERRORS)
 async def reload_prompts(
-    _admin: CurrentAdmin, reloads: Annotated[PromptReloads, Depends(provided(PromptReloads))], work: Work
+    admin: CurrentAdmin, reloads: Annotated[PromptReloads, Depends(provided(PromptReloads))], work: Work
 ) -> dict[str, Any]:
     """Read prompts/ again in every app process. Changed prefixes are warmed before they take
-    traffic; running conversations keep the version they started with."""
-    return {"bots": await reloads.reload(work)}
+    traffic; running conversations keep the version they started with. Recorded in the audit
+    log with the bots that changed."""
+    bots = await reloads.reload(work)
+    changed = sorted(slug for slug, bot in bots.items() if bot["changed"])
+    audit.record(work.db, admin, audit.PROMPTS_RELOADED, "prompts", None, changed=changed)
+    return {"bots": bots}

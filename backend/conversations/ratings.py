@@ -19,10 +19,25 @@ async def rating_of(work: UnitOfWork, conversation: Conversation) -> Conversatio
     return await work.db.get(ConversationRating, conversation.id)
 
 
+def conversation_links(conversation_id: str, public_url: str | None) -> dict[str, str]:
+    """Where staff open the conversation: the console (on the server's public address when it
+    is set, else a path) and the agents' API (a path)."""
+    return {
+        "console_url": f"{public_url or ''}/console#conversation={conversation_id}",
+        "api_path": f"/api/v1/conversations/{conversation_id}",
+    }
+
+
 async def rate_conversation(
-    work: UnitOfWork, conversation: Conversation, score: int, comment: str | None
+    work: UnitOfWork,
+    conversation: Conversation,
+    score: int,
+    comment: str | None,
+    *,
+    public_url: str | None = None,
 ) -> ConversationRating:
-    """Stores the rating of `conversation` (its own customer's: the route checked the token)."""
+    """Stores the rating of `conversation` (its own customer's: the route checked the token).
+    Its event links to the conversation, for whoever reads a poor one."""
     assert MIN_SCORE <= score <= MAX_SCORE, score  # bounded by the request body's schema
     if conversation.status != ConversationStatus.RESOLVED:
         raise Conflict(f"only a resolved conversation can be rated; this one is {conversation.status.value}")
@@ -38,7 +53,13 @@ async def rate_conversation(
         Event(
             CONVERSATION_RATED,
             conversation.id,
-            {"bot": conversation.bot.slug, "score": score, "comment": rating.comment},
+            {
+                "bot": conversation.bot.slug,
+                "score": score,
+                "comment": rating.comment,
+                "conversation_id": conversation.id,
+                **conversation_links(conversation.id, public_url),
+            },
         )
     )
     return rating

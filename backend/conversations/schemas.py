@@ -4,22 +4,30 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
-from backend.api.inputs import StorableText
+from backend.api.inputs import storable
 from backend.conversations.models import Message
 
-SingleLine = Annotated[StorableText, Field(pattern=r"^[^\r\n]*$")]
+# The fields are signed joined by newlines, so none may hold one. The bounds come before the
+# text check: after it, pydantic still applies them but leaves them out of the OpenAPI schema,
+# which then allowed what the API refuses.
+SINGLE_LINE = r"^[^\r\n\x00]*$"
+# Something, an @, something: no spaces, control characters or second @. Plain ASCII ranges, not
+# `\s`, which each regex engine (the app's, schemathesis', a client's) reads differently.
+EMAIL = r"^[^@\x00-\x20\x7f]+@[^@\x00-\x20\x7f]+$"
+
+UserId = Annotated[str, Field(min_length=1, max_length=255, pattern=SINGLE_LINE), AfterValidator(storable)]
+Email = Annotated[str, Field(max_length=320, pattern=EMAIL), AfterValidator(storable)]
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=SINGLE_LINE), AfterValidator(storable)]
 
 
 class IdentityIn(BaseModel):
     """Who the customer is, as the shop's server says; verified only with a matching signature."""
 
-    user_id: SingleLine | None = Field(default=None, min_length=1, max_length=255, examples=["cus_1042"])
-    email: SingleLine | None = Field(
-        default=None, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$", examples=["ada@example.com"]
-    )
-    name: SingleLine | None = Field(default=None, min_length=1, max_length=200, examples=["Ada Lovelace"])
+    user_id: UserId | None = Field(default=None, examples=["cus_1042"])
+    email: Email | None = Field(default=None, examples=["ada@example.com"])
+    name: Name | None = Field(default=None, examples=["Ada Lovelace"])
     signature: str | None = Field(
         default=None,
         pattern=r"^[0-9a-fA-F]{64}$",

@@ -7,7 +7,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from backend.bots.models import Bot
-from backend.conversations.models import Conversation, ConversationStatus, Message, Note
+from backend.conversations.models import Conversation, ConversationRating, ConversationStatus, Message, Note
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,7 @@ class ConversationFilter:
     unassigned: bool = False
     text: str | None = None  # searched in the messages and the customer's name and e-mail
     email: str | None = None  # the customer's e-mail, exactly (any case)
+    rating_at_most: int | None = None  # rated by the customer, with at most this score
 
 
 def _filtered(query: Select[Any], f: ConversationFilter) -> Select[Any]:
@@ -31,6 +32,11 @@ def _filtered(query: Select[Any], f: ConversationFilter) -> Select[Any]:
         query = query.where(Conversation.assignee_id.is_(None))
     if f.email:
         query = query.where(func.lower(Conversation.customer_email) == f.email.lower())
+    if f.rating_at_most is not None:
+        rated_low = select(ConversationRating.conversation_id).where(
+            ConversationRating.score <= f.rating_at_most
+        )
+        query = query.where(Conversation.id.in_(rated_low))
     if f.text:
         pattern = "%" + f.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         matching = select(Message.conversation_id).where(Message.text.ilike(pattern, escape="\\"))
@@ -70,6 +76,16 @@ async def last_messages(db: AsyncSession, conversation_ids: list[str]) -> dict[s
         )
     )
     return {m.conversation_id: m for m in rows}
+
+
+async def ratings_of(db: AsyncSession, conversation_ids: list[str]) -> dict[str, ConversationRating]:
+    """The customers' ratings of these conversations, by conversation id (the rated ones only)."""
+    if not conversation_ids:
+        return {}
+    rows = await db.scalars(
+        select(ConversationRating).where(ConversationRating.conversation_id.in_(conversation_ids))
+    )
+    return {rating.conversation_id: rating for rating in rows}
 
 
 async def list_notes(db: AsyncSession, conversation_id: str) -> list[Note]:

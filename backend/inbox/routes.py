@@ -9,7 +9,8 @@ from backend.agents.auth import CurrentAgent
 from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
 from backend.api.inputs import ConversationId, JsonRoute, Page, RowIdQuery, StorableText
-from backend.conversations.models import Conversation, ConversationStatus, Message
+from backend.conversations.models import Conversation, ConversationRating, ConversationStatus, Message
+from backend.conversations.ratings import MAX_SCORE, MIN_SCORE
 from backend.conversations.repository import author_names
 from backend.conversations.schemas import CustomerOut, MessageOut
 from backend.events.bus import EVENT_TYPES, EventBus
@@ -18,6 +19,7 @@ from backend.inbox.schemas import (
     AgentReply,
     Assignment,
     ConversationPage,
+    ConversationRatingOut,
     ConversationSummary,
     HandedBack,
     NoteIn,
@@ -27,6 +29,7 @@ from backend.inbox.schemas import (
 )
 from backend.inbox.service import InboxService
 from backend.turns.turn import ChatTurns
+from backend.unit_of_work import UnitOfWork
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["agents: conversations"], route_class=JsonRoute)
 events_router = APIRouter(tags=["events"])
@@ -36,7 +39,7 @@ Inbox = Annotated[InboxService, Depends(provided(InboxService))]
 Turns = Annotated[ChatTurns, Depends(provided(ChatTurns))]
 
 
-def _identity(conversation: Conversation) -> dict[str, object]:
+def _identity(conversation: Conversation, rating: ConversationRating | None) -> dict[str, object]:
     """The fields every view of a conversation starts with."""
     return {
         "id": conversation.id,
@@ -46,6 +49,7 @@ def _identity(conversation: Conversation) -> dict[str, object]:
         "handoff_reason": conversation.handoff_reason.value if conversation.handoff_reason else None,
         "customer": customer(conversation),
         "contact_email": conversation.contact_email,
+        "rating": ConversationRatingOut.model_validate(rating) if rating else None,
     }
 
 
@@ -60,9 +64,11 @@ def customer(conversation: Conversation) -> CustomerOut | None:
     )
 
 
-def summary(conversation: Conversation, last: Message | None) -> ConversationSummary:
+def summary(
+    conversation: Conversation, last: Message | None, rating: ConversationRating | None
+) -> ConversationSummary:
     return ConversationSummary(
-        **_identity(conversation),
+        **_identity(conversation, rating),
         message_count=conversation.message_count,
         last_message=last.text if last else None,
         created_at=conversation.created_at,
@@ -88,18 +94,41 @@ async def list_conversations(
     email: Annotated[
         StorableText | None, Query(max_length=320, description="The customer's e-mail, exactly (any case).")
     ] = None,
+    rating_at_most: Annotated[
+        int | None,
+        Query(
+            ge=MIN_SCORE,
+            le=MAX_SCORE,
+            description=f"Only conversations the customer rated, with this score or lower "
+            f"({MIN_SCORE} to {MAX_SCORE}; 2 finds the poor ones).",
+        ),
+    ] = None,
     page: Page = 1,
     page_size: Annotated[int, Query(ge=1, le=100)] = 25,
 ) -> ConversationPage:
     """Conversations, newest activity first, filtered by status, bot, assignee, the customer's
-    e-mail and text (in the messages, the customer's name and e-mail)."""
+    e-mail, their rating and text (in the messages, the customer's name and e-mail)."""
     f = ConversationFilter(
-        status=status_, bot=bot, assignee_id=assignee_id, unassigned=unassigned, text=q, email=email
+        status=status_,
+        bot=bot,
+        assignee_id=assignee_id,
+        unassigned=unassigned,
+        text=q,
+        email=email,
+        rating_at_most=rating_at_most,
     )
     rows, total, last = await inbox.page(work, f, page=page, page_size=page_size)
-    return ConversationPage(
-        items=[summary(c, last.get(c.id)) for c in rows], total=total, page=page, page_size=page_size
-    )
+    ratings = await inbox.ratings(work, [c.id for c in rows])
+    items = [summary(c, last.get(c.id), ratings.get(c.id)) for c in rows]
+    return ConversationPage(items=items, total=total, page=page, page_size=page_size)
+
+
+async def summary_now(
+    inbox: InboxService, work: UnitOfWork, conversation: Conversation
+) -> ConversationSummary:
+    """A conversation as an action left it (no last message: the transcript has them)."""
+    ratings = await inbox.ratings(work, [conversation.id])
+    return summary(conversation, None, ratings.get(conversation.id))
 
 
 @router.get("/{conversation_id}", responses=ERRORS)
@@ -109,8 +138,9 @@ async def transcript(
     """The whole conversation: each message with its timings and cached tokens, and the private notes."""
     conversation, messages, notes, greeting = await inbox.transcript(work, conversation_id)
     names = await author_names(work.db, messages)
+    ratings = await inbox.ratings(work, [conversation.id])
     return Transcript(
-        **_identity(conversation),
+        **_identity(conversation, ratings.get(conversation.id)),
         context=conversation.context,
         greeting=greeting,
         created_at=conversation.created_at,
@@ -145,7 +175,7 @@ async def take_over(
     conversation_id: ConversationId, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
     """Take the conversation from the bot: it stops replying (mid-reply too) and it is assigned to you."""
-    return summary(await inbox.take_over(work, conversation_id, agent), None)
+    return await summary_now(inbox, work, await inbox.take_over(work, conversation_id, agent))
 
 
 @router.post("/{conversation_id}/assign", responses=ERRORS)
@@ -153,7 +183,8 @@ async def assign(
     conversation_id: ConversationId, body: Assignment, agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
     """Assign to an agent (the bot stops replying), or unassign with `agent_id: null`."""
-    return summary(await inbox.assign(work, conversation_id, body.agent_id, by=agent), None)
+    changed = await inbox.assign(work, conversation_id, body.agent_id, by=agent)
+    return await summary_now(inbox, work, changed)
 
 
 @router.post("/{conversation_id}/hand-back", responses=ERRORS)
@@ -170,7 +201,7 @@ async def hand_back(
     if answer.answering_message_id is None:  # else the answer's own prompt warms the context
         inbox.warm_once_stored(work, conversation)
     return HandedBack(
-        **summary(conversation, None).model_dump(),
+        **(await summary_now(inbox, work, conversation)).model_dump(),
         waiting_messages=answer.waiting,
         answering_message_id=answer.answering_message_id,
         unanswered_reason=answer.unanswered_reason,
@@ -181,14 +212,14 @@ async def hand_back(
 async def resolve(
     conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
-    return summary(await inbox.resolve(work, conversation_id), None)
+    return await summary_now(inbox, work, await inbox.resolve(work, conversation_id))
 
 
 @router.post("/{conversation_id}/reopen", responses=ERRORS)
 async def reopen(
     conversation_id: ConversationId, _agent: CurrentAgent, inbox: Inbox, work: Work
 ) -> ConversationSummary:
-    return summary(await inbox.reopen(work, conversation_id), None)
+    return await summary_now(inbox, work, await inbox.reopen(work, conversation_id))
 
 
 @events_router.get(

@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from backend.api.inputs import RowId, StorableText
+from backend.api.inputs import MessageText, RowId, StorableText
 from backend.conversations.schemas import CustomerOut, MessageOut
 
 
@@ -15,6 +15,16 @@ class StaffMessageOut(MessageOut):
     withheld_text: str | None = Field(
         default=None, description="The reply the model wrote, when the checks showed the customer another."
     )
+
+
+class ConversationRatingOut(BaseModel):
+    """The customer's rating of the conversation once it was resolved."""
+
+    score: int = Field(description="1 (poor) to 5 (excellent).")
+    comment: str | None = Field(description="In the customer's words; null if they wrote none.")
+    created_at: datetime = Field(description="When the customer rated it.")
+
+    model_config = {"from_attributes": True}
 
 
 class ConversationSummary(BaseModel):
@@ -27,6 +37,9 @@ class ConversationSummary(BaseModel):
     contact_email: str | None = Field(
         description="An address the customer left in the widget while the team was away: given by "
         "them, unverified (the shop's verified identity is `customer`)."
+    )
+    rating: ConversationRatingOut | None = Field(
+        description="The customer's rating once resolved; null if not rated."
     )
     message_count: int
     last_message: str | None
@@ -73,6 +86,9 @@ class Transcript(BaseModel):
         description="An address the customer left in the widget while the team was away: given by "
         "them, unverified (the shop's verified identity is `customer`)."
     )
+    rating: ConversationRatingOut | None = Field(
+        description="The customer's rating once resolved; null if not rated."
+    )
     context: dict[str, Any] | None
     greeting: str
     created_at: datetime
@@ -84,7 +100,7 @@ class Transcript(BaseModel):
 
 
 class AgentReply(BaseModel):
-    text: StorableText = Field(
+    text: MessageText = Field(
         description="The reply, or `/shortcode` to send a canned response.",
         examples=["/returns", "Your refund was sent today."],
     )

@@ -10,9 +10,16 @@ from backend.bots.repository import get_prompt_version
 from backend.conversations import lifecycle
 from backend.conversations import repository as repo
 from backend.conversations.messages import append_message, message_event, message_text
-from backend.conversations.models import Conversation, ConversationStatus, Message, MessageRole, Note
+from backend.conversations.models import (
+    Conversation,
+    ConversationRating,
+    ConversationStatus,
+    Message,
+    MessageRole,
+    Note,
+)
 from backend.engine.interface import warm
-from backend.errors import InvalidInput
+from backend.errors import ContextWindowFull
 from backend.events.bus import NOTE_CREATED, Event
 from backend.inbox import repository as inbox_repo
 from backend.inbox.repository import ConversationFilter
@@ -45,6 +52,10 @@ class InboxService:
         )
         return rows, total, await inbox_repo.last_messages(work.db, [c.id for c in rows])
 
+    async def ratings(self, work: UnitOfWork, conversation_ids: list[str]) -> dict[str, ConversationRating]:
+        """The customers' ratings of these conversations, for those rated."""
+        return await inbox_repo.ratings_of(work.db, conversation_ids)
+
     async def transcript(
         self, work: UnitOfWork, conversation_id: str
     ) -> tuple[Conversation, list[Message], list[Note], str]:
@@ -71,7 +82,7 @@ class InboxService:
         history = await self.parts.context.ids(work.db, conversation)
         reply_ids = self.parts.assembler.scripted_reply(text)
         if len(history) + len(reply_ids) > self.parts.limits.max_model_len:
-            raise InvalidInput("this reply does not fit in the model's context window")
+            raise ContextWindowFull("this reply does not fit in the model's context window")
         message = append_message(conversation, MessageRole.AGENT, text, reply_ids, author_agent_id=agent.id)
         work.db.add(message)
         lifecycle.record_human_reply(conversation)

@@ -13,7 +13,7 @@ from backend.agents import audit
 from backend.agents.auth import CurrentAdmin, CurrentAgent
 from backend.api.deps import Work, provided
 from backend.api.errors import error_responses
-from backend.api.inputs import StorableText
+from backend.api.inputs import DayOrMoment, StorableText
 from backend.config import Settings
 from backend.errors import InvalidInput
 from backend.reports.exports import (
@@ -31,6 +31,9 @@ from backend.reports.service import as_utc, build_report
 router = APIRouter(prefix="/api/v1/reports", tags=["agents: reports"])
 
 
+A_DATE = "a day (its start, UTC: 2025-12-04) or a date and time with its offset (2025-12-04T09:30:00Z)"
+
+
 @dataclass(frozen=True)
 class Window:
     start: datetime
@@ -38,18 +41,33 @@ class Window:
     bot: str | None
 
 
+EARLIEST, LATEST = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+DEFAULT_SPAN = timedelta(days=7)
+
+
+def in_utc(moment: datetime) -> datetime:
+    """The moment in UTC. Every date the schema allows is taken: one a datetime cannot hold in UTC
+    (year 1 or 9999 with an offset) is cut to the earliest or latest, which holds the same data."""
+    try:
+        return as_utc(moment).astimezone(UTC)
+    except OverflowError:
+        return EARLIEST if moment.year == 1 else LATEST
+
+
+def week_before(end: datetime) -> datetime:
+    return end - DEFAULT_SPAN if end - EARLIEST > DEFAULT_SPAN else EARLIEST
+
+
 def report_window(
     from_: Annotated[
-        datetime | None, Query(alias="from", description="Start (inclusive); default 7 days ago.")
+        DayOrMoment | None,
+        Query(alias="from", description=f"Start (inclusive), {A_DATE}; default 7 days before the end."),
     ] = None,
-    to: Annotated[datetime | None, Query(description="End (exclusive); default now.")] = None,
+    to: Annotated[DayOrMoment | None, Query(description=f"End (exclusive), {A_DATE}; default now.")] = None,
     bot: Annotated[StorableText | None, Query(max_length=64)] = None,
 ) -> Window:
-    try:
-        end = as_utc(to).astimezone(UTC) if to else datetime.now(UTC)
-        start = as_utc(from_).astimezone(UTC) if from_ else end - timedelta(days=7)
-    except OverflowError:  # near year 1 or 9999, in UTC or 7 days back
-        raise InvalidInput("'from' and 'to' must lie between the years 1 and 9999 in UTC") from None
+    end = in_utc(to) if to else datetime.now(UTC)
+    start = in_utc(from_) if from_ else week_before(end)
     if start >= end:
         raise InvalidInput("'from' must be before 'to'")
     return Window(start, end, bot)

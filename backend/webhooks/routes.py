@@ -1,10 +1,12 @@
 """Webhook subscriptions (admin)."""
 
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, status
 from pydantic import BaseModel, Field
 
+from backend.agents import audit
 from backend.agents.auth import CurrentAdmin
 from backend.api.deps import Work
 from backend.api.errors import error_responses
@@ -17,8 +19,17 @@ ERRORS = error_responses(401, 403, 404, 422)
 
 
 class WebhookIn(BaseModel):
-    url: StorableText = Field(max_length=2000, examples=["https://crm.example.com/hooks/prefixdesk"])
-    events: list[str] = Field(default_factory=list, description=f"Any of {list(EVENT_TYPES)}; empty for all.")
+    # The schema states what the service checks (and refuses in words of its own).
+    url: StorableText = Field(
+        max_length=2000,
+        json_schema_extra={"pattern": "^https?://"},
+        examples=["https://crm.example.com/hooks/prefixdesk"],
+    )
+    events: list[str] = Field(
+        default_factory=list,
+        description="The event types to send; empty for all.",
+        json_schema_extra={"items": {"type": "string", "enum": list(EVENT_TYPES)}},
+    )
 
 
 class WebhookOut(BaseModel):
@@ -54,14 +65,19 @@ async def list_webhooks(_admin: CurrentAdmin, work: Work) -> list[WebhookOut]:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def create_webhook(body: WebhookIn, _admin: CurrentAdmin, work: Work) -> WebhookCreated:
+async def create_webhook(body: WebhookIn, admin: CurrentAdmin, work: Work) -> WebhookCreated:
     webhook = await service.create_webhook(work.db, url=body.url, events=body.events)
+    # The host only: a URL's path or query may carry the receiver's own secret.
+    audit.record(
+        work.db, admin, audit.WEBHOOK_CREATED, "webhook", webhook.id, host=urlsplit(webhook.url).hostname
+    )
     return WebhookCreated.model_validate(webhook)
 
 
 @router.delete("/{webhook_id}", status_code=status.HTTP_204_NO_CONTENT, responses=ERRORS)
-async def delete_webhook(webhook_id: RowIdPath, _admin: CurrentAdmin, work: Work) -> None:
+async def delete_webhook(webhook_id: RowIdPath, admin: CurrentAdmin, work: Work) -> None:
     await service.delete_webhook(work.db, webhook_id)
+    audit.record(work.db, admin, audit.WEBHOOK_DELETED, "webhook", webhook_id)
 
 
 @router.get("/{webhook_id}/deliveries", responses=ERRORS)

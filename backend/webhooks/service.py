@@ -4,6 +4,7 @@ import hashlib
 import hmac
 import secrets
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,6 +33,12 @@ async def create_webhook(db: AsyncSession, *, url: str, events: list[str]) -> We
         raise InvalidInput(f"unknown event types {unknown}; known: {list(EVENT_TYPES)}")
     if not url.startswith(("http://", "https://")):
         raise InvalidInput("a webhook URL starts with http:// or https://")
+    try:
+        host = urlsplit(url).hostname
+    except ValueError as error:  # "http://[" and the like
+        raise InvalidInput(f"a webhook URL must be a valid URL: {error}") from None
+    if not host:
+        raise InvalidInput("a webhook URL names a host")
     webhook = Webhook(url=url, secret=secrets.token_urlsafe(32), events=events)
     db.add(webhook)
     await db.flush()

@@ -19,7 +19,7 @@ from backend.conversations.repository import author_names
 from backend.conversations.schemas import MessageOut
 from backend.conversations.team import TeamDesk, TeamState
 from backend.embedding.origins import AllowedOrigins
-from backend.errors import Unauthorized
+from backend.errors import AppError, Unauthorized
 from backend.events.bus import MESSAGE_CREATED, STATUS_CHANGED, Event, EventBus
 from backend.turns.turn import ChatTurns
 from backend.widget.schemas import (
@@ -37,8 +37,8 @@ from backend.widget.schemas import (
     WidgetConfig,
 )
 
-ERRORS = error_responses(401, 403, 404, 409, 413, 422, 429, 503)
-SSE = {200: {"content": {"text/event-stream": {}}}, **error_responses(401, 403, 404, 422)}
+ERRORS = error_responses(401, 403, 404, 409, 410, 413, 422, 429, 503)
+SSE = {200: {"content": {"text/event-stream": {}}}, **error_responses(401, 403, 404, 410, 422)}
 
 Limits = Annotated[RateLimits, Depends(provided(RateLimits))]
 Customers = Annotated[CustomerConversations, Depends(provided(CustomerConversations))]
@@ -57,6 +57,12 @@ router = APIRouter(
 )
 
 
+class ConversationDeleted(AppError):
+    """The conversation was erased on request: the widget tells its customer so."""
+
+    status_code, code = 410, "conversation_deleted"
+
+
 async def customer_conversation(
     conversation_id: ConversationId,
     customers: Customers,
@@ -65,7 +71,13 @@ async def customer_conversation(
 ) -> Conversation:
     if not authorization or not authorization.lower().startswith("bearer "):
         raise Unauthorized("send the conversation's customer token as 'Authorization: Bearer <token>'")
-    return await customers.authorize(work, conversation_id, authorization[7:].strip())
+    conversation = await customers.authorize(work, conversation_id, authorization[7:].strip())
+    if conversation.erased_at is not None:
+        raise ConversationDeleted(
+            "this conversation was deleted: its messages and the customer's details were erased on "
+            "request; start a new conversation"
+        )
+    return conversation
 
 
 CustomerConversation = Annotated[Conversation, Depends(customer_conversation)]
@@ -167,11 +179,18 @@ async def rating(conversation: CustomerConversation, work: Work) -> RatingState:
 
 
 @router.post("/conversations/{conversation_id}/rating", status_code=status.HTTP_201_CREATED, responses=ERRORS)
-async def rate(body: RatingIn, conversation: CustomerConversation, work: Work) -> RatingOut:
+async def rate(
+    body: RatingIn,
+    conversation: CustomerConversation,
+    work: Work,
+    settings: Annotated[Settings, Depends(provided(Settings))],
+) -> RatingOut:
     """Rate the resolved conversation, 1 to 5, with an optional comment: once (a second rating is
     409, as is one before the conversation is resolved). Agents' streams and webhooks get a
     `conversation.rated` event."""
-    given = await rate_conversation(work, conversation, body.score, body.comment)
+    given = await rate_conversation(
+        work, conversation, body.score, body.comment, public_url=settings.public_url
+    )
     return RatingOut.model_validate(given)
 
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, EmailStr, Field, StringConstraints, field_validator
 
-from backend.api.inputs import StorableText, storable
+from backend.api.inputs import MessageText, StorableText, storable
 from backend.config import WIDGET_ORIGINS_SETTING
 from backend.conversations.models import ReplyFeedback
 from backend.conversations.ratings import MAX_COMMENT_CHARS, MAX_SCORE, MIN_SCORE
@@ -54,7 +54,7 @@ class ConversationStarted(BaseModel):
 
 
 class SendMessage(BaseModel):
-    text: StorableText = Field(description="What the customer typed.", examples=["Can I return a tent?"])
+    text: MessageText = Field(description="What the customer typed.", examples=["Can I return a tent?"])
 
 
 class FeedbackIn(BaseModel):

@@ -41,10 +41,11 @@
     try {
       history = await requestJson(conversationUrl("/messages"), { headers: authHeaders() });
     } catch (error) {
-      if (error instanceof HttpError && [401, 403, 404].includes(error.status)) {
+      if (error instanceof HttpError && [401, 403, 404, 410].includes(error.status)) {
         // Deleted, or the token no longer opens it: a fresh conversation instead.
         storage.clear();
         state.conversation = null;
+        if (error.status === 410) addNotice(T.deleted); // erased on request: say so
         return startNew();
       }
       state.conversation = null;

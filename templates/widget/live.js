@@ -16,7 +16,7 @@
             cache: "no-store",
             signal: controller.signal,
           });
-          if ([401, 403, 404].includes(response.status)) return; // the conversation is gone
+          if ([401, 403, 404, 410].includes(response.status)) return; // the conversation is gone
           if (!response.ok) throw await httpError(response);
           connections += 1;
           host.dataset.live = "connected";

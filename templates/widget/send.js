@@ -61,7 +61,7 @@
           state.config = null; // the limit may have changed since the page loaded: ask again
           await loadConfig().catch(() => {});
         }
-        const cannotGoOn = error.code === "context_window_full" || [401, 403, 404].includes(error.status);
+        const cannotGoOn = error.code === "context_window_full" || [401, 403, 404, 410].includes(error.status);
         const action = cannotGoOn ? { label: T.newConversation, run: startOver } : undefined;
         showComposerError(explain(error, { count }), action);
         return;

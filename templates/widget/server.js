@@ -36,6 +36,7 @@
     if (!(error instanceof HttpError)) return T.offline;
     console.warn(`prefixdesk widget: the server answered ${error.status} (${error.code}): ${error.message}`);
     if (error.code === "identity_not_verified") return T.identityRefused;
+    if (error.status === 410) return T.deleted; // erased on request
     if ([401, 403, 404].includes(error.status)) return T.gone;
     if (error.code === "context_window_full") return T.conversationFull;
     if (error.status === 409) return T.stillReplying;

@@ -1,6 +1,10 @@
 """The audit log: what agents and admins did, written in the transaction of the action, read by
 admins newest first."""
 
+import uuid
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
+
 import pytest
 from sqlalchemy import select
 
@@ -102,3 +106,63 @@ async def test_admins_read_the_audit_log_newest_first_in_pages(client):
     assert refused.status_code == 403 and refused.json()["detail"] == "this needs an admin token"
     assert (await client.get("/api/v1/admin/audit")).status_code == 401
     assert (await client.get("/api/v1/admin/audit?page_size=500", headers=admin)).status_code == 422
+
+
+async def test_admins_filter_the_audit_log_by_who_what_and_when(client):
+    first_id, first = await make_agent(client.app, AgentRole.ADMIN)
+    second_id, second = await make_agent(client.app, AgentRole.ADMIN)
+    began = datetime.now(UTC) - timedelta(seconds=1)
+    origin = f"https://filter-{uuid.uuid4().hex[:8]}.example.com"
+    added = await client.post("/api/v1/admin/widget-origins", headers=second, json={"origin": origin})
+    assert added.status_code == 201, added.text
+    created = await client.post(
+        "/api/v1/agents",
+        headers=first,
+        json={"name": "Filter Probe", "email": f"{uuid.uuid4().hex[:8]}@x.example"},
+    )
+    assert created.status_code == 201
+
+    async def items(query: str) -> list[dict]:
+        answer = await client.get(f"/api/v1/admin/audit?{query}", headers=first)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["items"]
+
+    by_first = await items(f"actor_id={first_id}")
+    assert [(e["action"], e["action_label"]) for e in by_first] == [
+        ("token.create", "Created an API token"),
+        ("agent.create", "Created an agent"),
+    ]
+    by_second = await items(f"actor_id={second_id}&action=widget_origin.add")
+    assert [(e["action_label"], e["details"]) for e in by_second] == [
+        ("Allowed a widget origin", {"origin": origin})
+    ]
+    assert await items(f"actor_id={first_id}&action=widget_origin.add") == []
+    # From (inclusive) and to (exclusive), as RFC 3339 date-times.
+    since = quote(began.isoformat())
+    assert len(await items(f"actor_id={first_id}&from={since}")) == 2
+    assert await items(f"actor_id={first_id}&to={since}") == []
+    assert (
+        await items(f"actor_id={first_id}&from={quote((datetime.now(UTC) + timedelta(hours=1)).isoformat())}")
+        == []
+    )
+
+    unknown = await client.get("/api/v1/admin/audit?action=conversation.delete", headers=first)
+    assert unknown.status_code == 422
+    assert unknown.json()["detail"].startswith("action: Input should be 'conversation.take_over'")
+    assert all(f"'{a}'" in unknown.json()["detail"] for a in audit.ACTIONS)
+    for bad in ("0.5", "2025-12-04", "12/04/2025"):
+        refused = await client.get(f"/api/v1/admin/audit?to={quote(bad)}", headers=first)
+        assert refused.status_code == 422, bad
+        assert "write a date and time with its offset, e.g. 2025-12-04T00:00:00Z" in refused.json()["detail"]
+
+    # The origin goes again: other tests list the origins admins added.
+    assert (
+        await client.delete(f"/api/v1/admin/widget-origins/{added.json()['id']}", headers=second)
+    ).is_success
+
+    actions = await client.get("/api/v1/admin/audit/actions", headers=first)
+    assert [a["action"] for a in actions.json()] == list(audit.ACTIONS)
+    assert {a["label"] for a in actions.json()} == set(audit.LABELS.values())
+    assert (
+        await client.get("/api/v1/admin/audit/actions", headers=first | {"Authorization": "Bearer x"})
+    ).status_code == 401

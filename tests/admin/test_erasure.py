@@ -1,6 +1,6 @@
 """Erasing a customer's conversations through the app's services on the real Postgres and Redis:
 texts and identity go from both, the figures stay, the audit entry is part of the same
-transaction."""
+transaction; a dry run counts the same and changes nothing."""
 
 import time
 from datetime import UTC, datetime, timedelta
@@ -10,9 +10,15 @@ from sqlalchemy import select
 
 from backend.agents import audit
 from backend.agents.models import AgentRole, AuditEntry
-from backend.conversations.models import ConversationRating, Note
+from backend.conversations.models import (
+    Conversation,
+    ConversationRating,
+    Message,
+    MessageRole,
+    MessageStatus,
+    Note,
+)
 from backend.conversations.ratings import rate_conversation
-from backend.errors import Forbidden
 from backend.reports.service import build_report
 from tests.helpers import done_of, new_agent, open_conversation, stored, take_turn
 from tests.support import eventually
@@ -69,8 +75,28 @@ async def test_erasing_a_customer_blanks_texts_in_postgres_and_redis_and_keeps_t
     metrics = await eventually(all_replies_counted, what="the three replies counted in the metrics store")
 
     async with services.new_work() as work:
+        preview = await services.erasures.erase_customer(
+            work, "email", "ADA@example.com", admin, dry_run=True
+        )
+    assert preview.dry_run and sorted(preview.conversation_ids) == sorted([cid, second.conversation.id])
+    # Two turns each (greeting aside: a message and a reply); two contexts; one note, one comment.
+    assert vars(preview.counts) == {
+        "conversations": 2,
+        "messages": 4,
+        "identity_records": 2,
+        "notes": 1,
+        "rating_comments": 1,
+    }
+    untouched, _ = await stored(services, cid)
+    assert untouched.context == identity and untouched.erased_at is None
+    assert [
+        e for e in await audit_entries(services, audit.ERASE) if e.target_id in preview.conversation_ids
+    ] == []
+
+    async with services.new_work() as work:
         erased = await services.erasures.erase_customer(work, "email", "ada@example.com", admin)
-    assert sorted(erased) == sorted([cid, second.conversation.id])
+    assert not erased.dry_run and sorted(erased.conversation_ids) == sorted(preview.conversation_ids)
+    assert erased.counts == preview.counts
 
     for customer in (first, second):
         conversation, messages = await stored(services, customer.conversation.id)
@@ -78,9 +104,6 @@ async def test_erasing_a_customer_blanks_texts_in_postgres_and_redis_and_keeps_t
         assert conversation.erased_at is not None
         assert [(m.text, m.token_ids) for m in messages] == [("", [])] * len(messages)
         assert not await session_key_exists(services, key_prefix, customer.conversation.id)
-        with pytest.raises(Forbidden):  # the customer's token opens nothing any more
-            async with services.new_work() as work:
-                await services.customers.authorize(work, customer.conversation.id, customer.customer_token)
     # What was counted stays: messages, their tokens and timings, the score without its comment.
     _, after_messages = await stored(services, cid)
     kept = ("id", "seq", "role", "status", "prompt_tokens", "cached_tokens", "completion_tokens", "ttft_ms")
@@ -99,8 +122,10 @@ async def test_erasing_a_customer_blanks_texts_in_postgres_and_redis_and_keeps_t
     assert other_messages[0].text == "My order 4471 never came, Ada here"
 
     # One audit entry per conversation, naming the field but not the identity.
-    entries = await audit_entries(services, audit.ERASE)
-    assert sorted(e.target_id for e in entries) == sorted(erased)
+    entries = [
+        e for e in await audit_entries(services, audit.ERASE) if e.target_id in erased.conversation_ids
+    ]
+    assert sorted(e.target_id for e in entries) == sorted(erased.conversation_ids)
     assert {(e.actor_id, e.target_type, e.details["matched_by"]) for e in entries} == {
         (admin.id, "conversation", "customer email")
     }
@@ -114,9 +139,8 @@ async def test_erasing_by_id_touches_only_that_conversation(services, key_prefix
     for customer in (one, two):
         done_of(await take_turn(services, customer.conversation.id, "Is delivery free?"))
     async with services.new_work() as work:
-        assert await services.erasures.erase_conversation(work, one.conversation.id, admin) == [
-            one.conversation.id
-        ]
+        erased = await services.erasures.erase_conversation(work, one.conversation.id, admin)
+    assert erased.conversation_ids == [one.conversation.id] and erased.counts.conversations == 1
     _, messages = await stored(services, one.conversation.id)
     assert {m.text for m in messages} == {""}
     assert not await session_key_exists(services, key_prefix, one.conversation.id)
@@ -143,3 +167,45 @@ async def test_an_erasure_rolled_back_leaves_no_audit_entry_and_erases_nothing(s
     assert conversation.context == {"email": "kim@example.com"} and messages[0].text == "Where is my parcel?"
     assert await session_key_exists(services, key_prefix, cid)  # deleted only once committed
     assert [e for e in await audit_entries(services, audit.ERASE) if e.target_id == cid] == []
+
+
+async def test_the_shops_identity_and_the_address_left_for_the_team_go_too(services):
+    """An e-mail matches the customer context, the identity the shop passed and the address the
+    customer left, in any case; each is an identity record, and all of them are deleted."""
+    admin = await new_agent(services, AgentRole.ADMIN)
+    email = "Noor@Example.com"
+    by_context = await open_conversation(services, context={"email": email.lower()})
+    by_identity = await open_conversation(services)
+    by_contact = await open_conversation(services, context={"name": "Noor"})
+    bystander = await open_conversation(services, context={"email": "other@example.com"})
+    async with services.new_work() as work:
+        shop = await work.db.get(Conversation, by_identity.conversation.id)
+        shop.customer_user_id, shop.customer_email, shop.customer_name = "u-17", email, "Noor"
+        left = await work.db.get(Conversation, by_contact.conversation.id)
+        left.contact_email = email.upper()
+        withheld = Message(
+            conversation_id=left.id,
+            seq=1,
+            role=MessageRole.ASSISTANT,
+            status=MessageStatus.COMPLETE,
+            text="Quoted lines",
+            withheld_text="Noor, your parcel 4471 left on Monday",
+        )
+        work.db.add(withheld)
+
+    async with services.new_work() as work:
+        preview = await services.erasures.erase_customer(work, "email", email, admin, dry_run=True)
+    matched = sorted(c.conversation.id for c in (by_context, by_identity, by_contact))
+    assert sorted(preview.conversation_ids) == matched
+    # The first a context; the second an identity; the third a context and an address left.
+    assert (preview.counts.identity_records, preview.counts.messages) == (4, 1)
+
+    async with services.new_work() as work:
+        await services.erasures.erase_customer(work, "email", email, admin)
+    for conversation_id in matched:
+        conversation, messages = await stored(services, conversation_id)
+        identity = (conversation.customer_user_id, conversation.customer_email, conversation.customer_name)
+        assert identity == (None, None, None) and conversation.contact_email is None
+        assert [(m.text, m.withheld_text) for m in messages] == [("", None)] * len(messages)
+    other, _ = await stored(services, bystander.conversation.id)
+    assert other.context == {"email": "other@example.com"} and other.erased_at is None

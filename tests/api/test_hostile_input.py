@@ -274,12 +274,7 @@ async def test_every_refusal_is_json_with_error_and_detail(live, admin):
         (await live.post(url, json={"text": ["a list"]}, headers=auth(conversation)), 422, "invalid_input"),
         (await live.get("/api/v1/conversations?page=0", headers=admin), 422, "invalid_input"),
         (await live.get(f"/api/v1/agents/{2**31}/tokens", headers=admin), 422, "invalid_input"),
-        (await live.get("/api/v1/reports?to=0001-01-02T00:00:00Z", headers=admin), 422, "invalid_input"),
-        (
-            await live.get("/api/v1/reports?from=0001-01-01T00:00:00%2B05:00", headers=admin),
-            422,
-            "invalid_input",
-        ),
+        (await live.get("/api/v1/reports?to=0.5", headers=admin), 422, "invalid_input"),
     ]
     for response, status, error in checks:
         assert_api_error(response, status, error)

@@ -48,7 +48,14 @@ async def test_a_resolved_conversation_is_rated_once_announced_and_staged_for_we
         await subscription.aclose()
     assert (rated.conversation_id, rated.score, rated.comment) == (cid, 4, "Quick and kind.")
     assert (event.type, event.conversation_id) == (CONVERSATION_RATED, cid)
-    assert event.data == {"bot": "shop-en", "score": 4, "comment": "Quick and kind."}
+    assert event.data == {
+        "bot": "shop-en",
+        "score": 4,
+        "comment": "Quick and kind.",
+        "conversation_id": cid,
+        "console_url": f"/console#conversation={cid}",
+        "api_path": f"/api/v1/conversations/{cid}",
+    }
 
     # A second rating is refused, and the first one stands.
     with pytest.raises(Conflict, match="rated already"):

@@ -126,3 +126,49 @@ async def test_without_redis_a_process_caches_the_list_briefly_and_drops_it_on_a
         await work.db.execute(delete(WidgetOrigin).where(WidgetOrigin.origin == SHOP))
     await origins.changed()  # what the admin API does after its commit
     assert not await origins.allows(SHOP)
+
+
+async def test_each_change_to_the_origins_is_in_the_audit_log(client):
+    admin_id, admin = await make_agent(client.app, AgentRole.ADMIN)
+    origin = f"https://audit-{uuid.uuid4().hex[:8]}.example.com:8443"
+    added = await client.post(ORIGINS, headers=admin, json={"origin": origin.upper()})
+    assert added.status_code == 201, added.text
+    assert (added.json()["origin"], added.json()["added_by"]) == (origin, admin_id)
+    removed = await client.delete(f"{ORIGINS}/{added.json()['id']}", headers=admin)
+    assert removed.status_code == 204
+    # Refused changes are not recorded: an invalid origin is a 422 that says how to write one.
+    for bad in (
+        "shop.example.com",
+        "ftp://shop.example.com",
+        "https://shop.example.com/path",
+        "https://x:99999",
+    ):
+        refused = await client.post(ORIGINS, headers=admin, json={"origin": bad})
+        assert refused.status_code == 422, bad
+        assert "is not an origin: write scheme://host:port" in refused.json()["detail"]
+
+    log = await client.get(f"/api/v1/admin/audit?actor_id={admin_id}", headers=admin)
+    entries = [
+        (e["action"], e["action_label"], e["target_type"], e["target_id"], e["details"], e["actor_name"])
+        for e in log.json()["items"]
+    ]
+    name = entries[0][-1]
+    assert entries == [
+        (
+            "widget_origin.remove",
+            "Removed a widget origin",
+            "widget_origin",
+            str(added.json()["id"]),
+            {"origin": origin},
+            name,
+        ),
+        (
+            "widget_origin.add",
+            "Allowed a widget origin",
+            "widget_origin",
+            str(added.json()["id"]),
+            {"origin": origin},
+            name,
+        ),
+    ]
+    assert name.startswith("admin ")

@@ -1,4 +1,7 @@
-"""The inbox API on the real stack: lifecycle, handoff, notes, canned responses, listing."""
+"""The inbox API on the real stack: lifecycle, handoff, notes, canned responses, listing, ratings."""
+
+import uuid
+from datetime import datetime
 
 from backend.agents.models import Agent
 from backend.conversations import repository
@@ -143,3 +146,59 @@ async def test_resolve_and_reopen(client):
     # A customer writing again starts over with the bot.
     done = done_event(await send(client, conversation, "One more question"))
     assert done["status"] == "bot"
+
+
+async def rated(client, agent, email: str, score: int | None, comment: str | None = None) -> str:
+    """A customer's resolved conversation, rated `score` (None: not rated); its id."""
+    conversation = await start(client, identity={"email": email})
+    cid = conversation["conversation_id"]
+    assert (await client.post(f"{API}/{cid}/resolve", headers=agent)).status_code == 200
+    if score is not None:
+        given = await client.post(
+            f"/api/v1/widget/conversations/{cid}/rating",
+            headers=auth(conversation),
+            json={"score": score, "comment": comment},
+        )
+        assert given.status_code == 201, given.text
+    return cid
+
+
+async def test_ratings_show_in_the_inbox_and_the_transcript_and_filter_it(client):
+    _, agent = await make_agent(client.app)
+    email = f"rater-{uuid.uuid4().hex[:8]}@example.com"
+    poor = await rated(client, agent, email, 2, "Too slow <b>really</b>")
+    worst = await rated(client, agent, email, 1)
+    good = await rated(client, agent, email, 5, "Great")
+    unrated = await rated(client, agent, email, None)
+
+    detail = (await client.get(f"{API}/{poor}", headers=agent)).json()
+    assert (detail["rating"]["score"], detail["rating"]["comment"]) == (2, "Too slow <b>really</b>")
+    rated_at, resolved_at = (
+        datetime.fromisoformat(at) for at in (detail["rating"]["created_at"], detail["resolved_at"])
+    )
+    assert rated_at >= resolved_at
+    assert (await client.get(f"{API}/{unrated}", headers=agent)).json()["rating"] is None
+
+    everyone = (await client.get(API, headers=agent, params={"email": email})).json()
+    scores = {c["id"]: c["rating"] and c["rating"]["score"] for c in everyone["items"]}
+    assert scores == {poor: 2, worst: 1, good: 5, unrated: None}
+    low = (await client.get(API, headers=agent, params={"email": email, "rating_at_most": 2})).json()
+    assert {c["id"] for c in low["items"]} == {poor, worst} and low["total"] == 2
+    assert [c["rating"]["comment"] for c in low["items"] if c["id"] == poor] == ["Too slow <b>really</b>"]
+    any_rated = await client.get(API, headers=agent, params={"email": email, "rating_at_most": 5})
+    assert {c["id"] for c in any_rated.json()["items"]} == {poor, worst, good}
+
+    # An action's answer carries the rating too: reopened, the conversation keeps it.
+    reopened = (await client.post(f"{API}/{poor}/reopen", headers=agent)).json()
+    assert (reopened["status"], reopened["rating"]["score"]) == ("open", 2)
+
+    for bad in ("0", "6", "two", "2.5"):
+        refused = await client.get(API, headers=agent, params={"rating_at_most": bad})
+        assert refused.status_code == 422, (bad, refused.text)
+        assert refused.json()["error"] == "invalid_input"
+        assert refused.json()["detail"].startswith("rating_at_most: "), refused.json()
+    too_high = await client.get(API, headers=agent, params={"rating_at_most": "6"})
+    assert "less than or equal to 5" in too_high.json()["detail"]
+    # A customer's token opens nothing here.
+    customer = await start(client)
+    assert (await client.get(API, headers=auth(customer), params={"rating_at_most": 2})).status_code == 401

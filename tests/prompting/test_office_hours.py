@@ -1,4 +1,5 @@
-"""Office hours in bot.toml: read strictly, open or closed at a moment, the next opening."""
+"""Office hours in bot.toml: read strictly, open or closed at a moment, the next opening; the
+demo bot that ships with them."""
 
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -6,7 +7,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from backend.authoring.fixed_prefix import fixed_prefix_problems
-from backend.prompting.definitions import BotDefinitionError, load_bot
+from backend.config import PROJECT_ROOT
+from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
 from backend.prompting.office_hours import opening_text, parse_office_hours
 from tests.authoring.edits import edited_bot
 
@@ -82,3 +84,18 @@ def test_office_hours_stay_out_of_the_fixed_prefix(tmp_path):
     assert with_hours.office_hours is not None and plain.office_hours is None
     assert with_hours.system_prompt == plain.system_prompt
     assert fixed_prefix_problems(folder) == []
+
+
+def test_one_shipped_demo_bot_has_office_hours_the_others_are_always_there():
+    """tallybook-en's team answers on weekdays 08:00-18:00 in Amsterdam, as its policy says, so
+    the away flow can be tried; every moment below is fixed, none is the test's own clock."""
+    bots = load_bots(PROJECT_ROOT / "prompts")
+    assert {slug for slug, bot in bots.items() if bot.office_hours is not None} == {"tallybook-en"}
+    tallybook = bots["tallybook-en"].office_hours
+    assert tallybook is not None and str(tallybook.timezone) == "Europe/Amsterdam"
+    assert tallybook.is_open(datetime(2026, 12, 9, 9, 0, tzinfo=UTC))  # Wednesday 10:00 there
+    assert not tallybook.is_open(datetime(2026, 12, 9, 17, 0, tzinfo=UTC))  # Wednesday 18:00 there
+    assert not tallybook.is_open(datetime(2026, 12, 12, 11, 0, tzinfo=UTC))  # Saturday noon there
+    monday = tallybook.next_opening(datetime(2026, 12, 12, 11, 0, tzinfo=UTC))
+    assert opening_text(monday, "en") == "Monday 14 December, 08:00 (Europe/Amsterdam time)"
+    assert "Monday to Friday, 08:00 to 18:00" in (PROJECT_ROOT / "prompts/tallybook-en/policy.md").read_text()

@@ -9,12 +9,14 @@ from contextlib import asynccontextmanager
 
 import pytest
 import uvicorn
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from backend.agents.models import AgentRole
+from backend.config import Settings
 from tests.helpers import auth, done_event, send, start
 from tests.support import eventually, free_port, make_agent, running_app
 
@@ -45,6 +47,9 @@ async def receiver(fail_first: int) -> AsyncIterator[tuple[str, list]]:
     finally:
         server.should_exit = True
         await task
+
+
+PUBLIC_URL = "https://desk.example.com"
 
 
 @pytest.fixture
@@ -154,10 +159,14 @@ async def test_webhook_input_is_checked(client):
     assert bad_event.status_code == 422 and "unknown event types" in bad_event.json()["detail"]
     bad_url = await client.post("/api/v1/webhooks", headers=admin, json={"url": "ftp://x", "events": []})
     assert bad_url.status_code == 422
+    for broken in ("http://[", "https://"):  # not a URL, no host: a clear 422, never a 500
+        refused = await client.post("/api/v1/webhooks", headers=admin, json={"url": broken, "events": []})
+        assert refused.status_code == 422 and "webhook URL" in refused.json()["detail"], refused.text
 
 
 async def test_a_customers_rating_of_a_resolved_conversation_is_delivered(fast_retries, tiny_engine):
-    async with running_app(fast_retries, tiny_engine) as client, receiver(fail_first=0) as (url, received):
+    settings = fast_retries.model_copy(update={"public_url": PUBLIC_URL})
+    async with running_app(settings, tiny_engine) as client, receiver(fail_first=0) as (url, received):
         _, admin = await make_agent(client.app, AgentRole.ADMIN)
         subscribed = {"url": url, "events": ["conversation.rated"]}
         webhook = (await client.post("/api/v1/webhooks", headers=admin, json=subscribed)).json()
@@ -175,7 +184,26 @@ async def test_a_customers_rating_of_a_resolved_conversation_is_delivered(fast_r
             headers, body, _ = received[0]
             payload = json.loads(body)
             assert (payload["type"], payload["conversation_id"]) == ("conversation.rated", cid)
-            assert payload["data"] == {"bot": "shop-en", "score": 4, "comment": "Helpful, thanks"}
+            assert payload["data"] == {
+                "bot": "shop-en",
+                "score": 4,
+                "comment": "Helpful, thanks",
+                "conversation_id": cid,
+                # Where an agent opens it: the console on the server's public address, and the API.
+                "console_url": f"{PUBLIC_URL}/console#conversation={cid}",
+                "api_path": f"/api/v1/conversations/{cid}",
+            }
             assert headers["x-prefixdesk-signature"].startswith("sha256=")
+            linked = await client.get(payload["data"]["api_path"], headers=admin)
+            assert linked.status_code == 200 and linked.json()["rating"]["score"] == 4
         finally:
             await client.delete(f"/api/v1/webhooks/{webhook['id']}", headers=admin)
+
+
+def test_the_public_url_that_links_point_at_is_an_address():
+    assert Settings(public_url="HTTPS://Desk.example.com:443/").public_url == "https://desk.example.com"
+    assert Settings(public_url="http://10.0.0.5:8000").public_url == "http://10.0.0.5:8000"
+    assert Settings().public_url is None
+    for wrong in ("desk.example.com", "https://desk.example.com/console", "ftp://desk.example.com"):
+        with pytest.raises(ValidationError, match="PREFIXDESK_PUBLIC_URL: .* is not an origin"):
+            Settings(public_url=wrong)

@@ -3,12 +3,20 @@ team (a bad one is a clear 422, a verified identity is never written over), and 
 agent's hand-back says about the customer's waiting messages."""
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import SecretStr
 
 from backend.conversations.identity import sign
-from tests.helpers import ALWAYS_OPEN, add_office_hours, auth, away_until_in_two_days, send, start
+from tests.helpers import (
+    ALWAYS_OPEN,
+    add_office_hours,
+    auth,
+    away_until_in_two_days,
+    done_event,
+    send,
+    start,
+)
 from tests.support import copy_prompts, make_agent, running_app
 
 WIDGET = "/api/v1/widget/conversations"
@@ -66,6 +74,27 @@ async def test_outside_office_hours_the_customer_is_told_when_and_leaves_an_addr
         transcript = (await client.get(f"{INBOX}/{there['conversation_id']}", headers=agent)).json()
         assert transcript["customer"] == {"user_id": None, "email": email, "name": None, "verified": True}
         assert transcript["contact_email"] == "other@example.com"
+
+
+async def test_the_shipped_tallybook_team_is_away_on_a_saturday_and_there_on_a_wednesday(client, monkeypatch):
+    """The demo bot with office hours as shipped (prompts/tallybook-en/bot.toml), on the team's
+    clock fixed at two moments: handed over on a Saturday, the customer is told when and leaves
+    an address; on a weekday morning the team is there and nothing is asked."""
+    moment = [datetime(2026, 12, 12, 11, 0, tzinfo=UTC)]  # Saturday, noon in Amsterdam
+    monkeypatch.setattr(client.app.state.services.team, "clock", lambda: moment[0])
+    away = await start(client, "tallybook-en")
+    assert done_event(await send(client, away, "I'd like to talk to a human, please."))["handoff"]
+    team = (await client.get(team_url(away), headers=auth(away))).json()
+    assert (team["status"], team["open_now"], team["language"]) == ("open", False, "en")
+    assert team["next_opening_text"] == "Monday 14 December, 08:00 (Europe/Amsterdam time)"
+    url = f"{WIDGET}/{away['conversation_id']}/contact-email"
+    given = await client.put(url, json={"email": "ada@example.com"}, headers=auth(away))
+    assert given.status_code == 200 and given.json()["contact_email"] == "ada@example.com", given.text
+
+    moment[0] = datetime(2026, 12, 9, 9, 0, tzinfo=UTC)  # Wednesday, 10:00 in Amsterdam
+    there = await start(client, "tallybook-en")
+    team = (await client.get(team_url(there), headers=auth(there))).json()
+    assert (team["open_now"], team["next_opening"], team["next_opening_text"]) == (True, None, None)
 
 
 async def test_the_team_names_the_agent_once_one_has_the_conversation(client):

@@ -1,8 +1,8 @@
-/* The admin page's data duties: export transcripts for a date range (CSV or JSON, from
- * /api/v1/reports/transcripts) and erase a customer's conversations (/api/v1/admin/erasures).
- * Refusals show the API's own reason (a range over the limit says the limit). */
+/* The admin page's transcript export: a date range of whole UTC days, both ends included (CSV
+ * or JSON, from /api/v1/reports/transcripts, which takes the end exclusive). Refusals show the
+ * API's own reason (a range over the limit says the limit). */
 
-import { ApiError, request } from "../shared/api.js";
+import { ApiError } from "../shared/api.js";
 import { el } from "../shared/dom.js";
 
 const DAY_MS = 86400000;
@@ -60,50 +60,6 @@ export function exportForm(token, done) {
       status.textContent = `Exported ${name} (${blob.size} bytes).`;
     } catch (failure) {
       status.textContent = `Not exported: ${failure.message}`;
-    }
-    done();
-  });
-  return form;
-}
-
-// The erasure form: one conversation by id, or a customer by a field of their context.
-export function eraseForm(token, done) {
-  const conversation = el("input", { id: "erase-conversation", autocomplete: "off", size: 38 });
-  const field = el("input", { id: "erase-field", autocomplete: "off", placeholder: "email", size: 10 });
-  const value = el("input", { id: "erase-value", autocomplete: "off", size: 28 });
-  const status = el("p", { id: "erase-status", role: "status" }, "");
-  const form = el(
-    "form",
-    { "aria-labelledby": "erase-title" },
-    el("h3", { id: "erase-title" }, "Erase a customer's conversations"),
-    el(
-      "p",
-      { class: "hint" },
-      "Message texts, the customer's details, notes and rating comments go for good; counts and timings stay.",
-    ),
-    el("label", { for: "erase-conversation" }, "Conversation id "),
-    conversation,
-    el("label", { for: "erase-field" }, " or customer field "),
-    field,
-    el("label", { for: "erase-value" }, " equal to "),
-    value,
-    " ",
-    el("button", { type: "submit" }, "Erase"),
-    status,
-  );
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const body = conversation.value.trim()
-      ? { conversation_id: conversation.value.trim() }
-      : { customer_field: field.value.trim() || null, value: value.value.trim() || null };
-    try {
-      const result = await request("/api/v1/admin/erasures", { method: "POST", body, token: token() });
-      const count = result.erased.length;
-      status.textContent =
-        count === 0 ? "No conversation matched." : `Erased ${count} conversation${count === 1 ? "" : "s"}.`;
-      form.reset();
-    } catch (failure) {
-      status.textContent = `Not erased: ${failure.message}`;
     }
     done();
   });

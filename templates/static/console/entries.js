@@ -1,10 +1,10 @@
 /* The transcript's entries as nodes: the greeting, messages (with their timings and tokens,
  * the customer's thumbs up or down on a bot reply, why a reply may be wrong and the help-center
- * articles it cites) and private notes. */
+ * articles it cites), private notes, and the customer's rating of the conversation. */
 
 import { el, svgEl } from "../shared/dom.js";
-import { agentName, cachedShare, milliseconds, shortTime, timeNode } from "./format.js";
-import { FEEDBACK_LABELS, ROLE_LABELS, UNUSUAL_STATUS_LABELS } from "./state.js";
+import { agentName, cachedShare, milliseconds, ratingNode, shortTime, timeNode } from "./format.js";
+import { FEEDBACK_LABELS, LOW_RATING, ROLE_LABELS, UNUSUAL_STATUS_LABELS } from "./state.js";
 
 // Outlined thumbs (24-unit box), the same drawing as the widget's buttons.
 const THUMBS = {
@@ -162,5 +162,25 @@ export function noteNode(note) {
       timeNode(note.created_at, shortTime),
     ),
     el("p", { class: "msg-text" }, note.text),
+  );
+}
+
+// The customer's rating of the resolved conversation, with their comment, where it was given.
+export function ratingEntryNode(rating) {
+  return el(
+    "li",
+    {
+      class: `rating-entry${rating.score <= LOW_RATING ? " low" : ""}`,
+      dataset: { score: String(rating.score) },
+      "aria-label": "Customer rating",
+    },
+    el(
+      "div",
+      { class: "msg-head" },
+      el("span", { class: "who" }, "The customer rated the conversation"),
+      ratingNode(rating),
+      timeNode(rating.created_at, shortTime),
+    ),
+    rating.comment ? el("p", { class: "msg-text" }, rating.comment) : el("p", { class: "msg-text muted" }, "No comment."),
   );
 }

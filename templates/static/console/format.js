@@ -1,8 +1,8 @@
-/* How the console writes times, names, durations and statuses. */
+/* How the console writes times, names, durations, statuses and ratings. */
 
 import { el } from "../shared/dom.js";
 import { signal } from "./signals.js";
-import { STATUS_LABELS, state } from "./state.js";
+import { LOW_RATING, MAX_RATING, STATUS_LABELS, state } from "./state.js";
 
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
@@ -92,4 +92,21 @@ export function customerNode(customer, { withUserId = false } = {}) {
 
 export function statusBadge(status) {
   return el("span", { class: `badge status-${status}`, dataset: { status } }, STATUS_LABELS[status] || status);
+}
+
+// The customer's rating of the conversation, "★ 2/5"; a poor one (LOW_RATING or less) stands out.
+export function ratingNode(rating) {
+  if (!rating) return null;
+  const low = rating.score <= LOW_RATING;
+  return el(
+    "span",
+    {
+      class: `rating${low ? " rating-low" : ""}`,
+      dataset: { score: String(rating.score) },
+      title: `Rated ${full.format(new Date(rating.created_at))}`,
+    },
+    el("span", { class: "visually-hidden" }, "Customer rating: "),
+    el("span", { "aria-hidden": "true" }, "★ "),
+    `${rating.score}/${MAX_RATING}`,
+  );
 }

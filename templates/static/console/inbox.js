@@ -1,16 +1,17 @@
 /* The inbox: the filtered, paged list of conversations, and the keyboard moves through it. */
 
 import { $, debounce, el, showError } from "../shared/dom.js";
-import { agentName, customerNode, shortId, statusBadge, timeAgo, timeNode } from "./format.js";
+import { agentName, customerNode, ratingNode, shortId, statusBadge, timeAgo, timeNode } from "./format.js";
 import { api } from "./client.js";
 import { signal } from "./signals.js";
 import { PAGE_SIZE, REFRESH_DEBOUNCE_MS, SEARCH_DEBOUNCE_MS, state } from "./state.js";
 
 function inboxQuery() {
   const params = new URLSearchParams({ page: String(state.page), page_size: String(PAGE_SIZE) });
-  const { status, bot, assignee, q } = state.filters;
+  const { status, bot, assignee, rating, q } = state.filters;
   if (status) params.set("status", status);
   if (bot) params.set("bot", bot);
+  if (rating) params.set("rating_at_most", rating);
   if (assignee === "me") params.set("assignee_id", String(state.me.id));
   if (assignee === "unassigned") params.set("unassigned", "true");
   if (q.trim()) params.set("q", q.trim());
@@ -73,9 +74,11 @@ export function renderInbox() {
         customerNode(item.customer),
         statusBadge(item.status),
         waiting ? el("span", { class: "flag" }, "Wants a person") : null,
+        ratingNode(item.rating),
         el("span", { class: "row-time" }, timeNode(item.updated_at, (_date, iso) => timeAgo(iso))),
       ),
       el("span", { class: "row-last" }, lastMessageText(item.last_message)),
+      item.rating?.comment ? el("span", { class: "row-rating-comment" }, `“${item.rating.comment}”`) : null,
       el(
         "span",
         { class: "row-meta" },
@@ -122,13 +125,14 @@ export function bindInbox() {
       status: $("filter-status").value,
       bot: $("filter-bot").value,
       assignee: $("filter-assignee").value,
+      rating: $("filter-rating").value,
       q: $("filter-q").value,
     };
     state.page = 1;
     loadInbox();
   };
   const search = debounce(applyFilters, SEARCH_DEBOUNCE_MS);
-  for (const id of ["filter-status", "filter-bot", "filter-assignee"]) $(id).addEventListener("change", applyFilters);
+  for (const id of ["filter-status", "filter-bot", "filter-assignee", "filter-rating"]) $(id).addEventListener("change", applyFilters);
   $("filter-q").addEventListener("input", search);
   $("filters").addEventListener("submit", (event) => {
     event.preventDefault();

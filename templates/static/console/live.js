@@ -1,13 +1,13 @@
 /* Live events: the agents' event stream keeps the inbox and the open transcript current (a
- * customer's rating of a reply and colleagues' notes included), alerts on a new handoff, and the
- * badge in the top bar says whether it is up. */
+ * customer's rating of a reply or of the conversation, and colleagues' notes included), alerts on
+ * a new handoff, and the badge in the top bar says whether it is up. */
 
 import { $ } from "../shared/dom.js";
 import { followEvents } from "../shared/sse.js";
 import { alertHandoff } from "./alerts.js";
 import { refreshInbox } from "./inbox.js";
 import { signal } from "./signals.js";
-import { FEEDBACK_LABELS, announce, state } from "./state.js";
+import { FEEDBACK_LABELS, MAX_RATING, announce, state } from "./state.js";
 import { refreshTranscript } from "./transcript.js";
 
 function setLive(stateName, text) {
@@ -78,6 +78,9 @@ function onEvent(type, event) {
     // A colleague's private note: only the open transcript shows notes.
     if (id && id === state.selectedId) refreshTranscript();
     return;
+  }
+  if (type === "conversation.rated" && id && id === state.selectedId) {
+    announce(`The customer rated this conversation ${event.data?.score} of ${MAX_RATING}.`);
   }
   if (type === "conversation.handoff_requested") {
     state.wantsPerson.add(id);

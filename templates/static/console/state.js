@@ -15,6 +15,9 @@ export const SEARCH_DEBOUNCE_MS = 300;
 export const STATUS_LABELS = { bot: "With the bot", open: "Open", resolved: "Resolved" };
 export const ROLE_LABELS = { user: "Customer", assistant: "Bot", agent: "Agent" };
 export const FEEDBACK_LABELS = { up: "Helpful", down: "Not helpful" };
+// Customers rate a resolved conversation 1 to 5; this or lower is a poor rating, flagged.
+export const MAX_RATING = 5;
+export const LOW_RATING = 2;
 // A message's status is tagged only when it is unusual; a complete message needs no tag.
 export const UNUSUAL_STATUS_LABELS = { generating: "streaming", failed: "failed", interrupted: "stopped" };
 // Canned responses' variables when the name is unknown (the server fills `/shortcode` the same way).
@@ -35,7 +38,7 @@ export const state = {
   agentNames: new Map(),
   unknownAgentIds: new Set(),
   bots: parseBots(root.dataset.bots),
-  filters: { status: "", bot: "", assignee: "", q: "" },
+  filters: { status: "", bot: "", assignee: "", rating: "", q: "" },
   page: 1,
   total: 0,
   items: [],

@@ -1,10 +1,11 @@
 /* The open conversation's transcript: loading it, its header facts, and its entries
- * (messages and private notes in time order), updated in place on a live refresh. */
+ * (messages, private notes and the customer's rating in time order), updated in place on a
+ * live refresh. */
 
 import { $, debounce, el, showError } from "../shared/dom.js";
 import { api, conversationPath } from "./client.js";
-import { greetingNode, messageNode, noteNode } from "./entries.js";
-import { agentName, customerNode, shortId, shortTime, statusBadge, timeNode } from "./format.js";
+import { greetingNode, messageNode, noteNode, ratingEntryNode } from "./entries.js";
+import { agentName, customerNode, ratingNode, shortId, shortTime, statusBadge, timeNode } from "./format.js";
 import { signal } from "./signals.js";
 import { HANDOFF_LABELS, REFRESH_DEBOUNCE_MS, announce, state } from "./state.js";
 
@@ -46,6 +47,8 @@ export function renderTranscript(t) {
   $("conversation-contact").replaceChildren(
     ...(t.contact_email ? [t.contact_email, el("span", { class: "identity unverified" }, "Given by the customer, unverified")] : []),
   );
+  $("conversation-rating-fact").hidden = !t.rating;
+  $("conversation-rating").replaceChildren(...(t.rating ? [ratingNode(t.rating)] : []));
   renderContext(t.context);
   signal("transcript-shown", t); // the actions and the composer follow the conversation's status
 
@@ -62,6 +65,7 @@ export function renderTranscript(t) {
       order: 1,
       node: cachedNode(`note-${note.id}`, [note, agentName(note.agent_id)], () => noteNode(note)),
     })),
+    ...(t.rating ? [{ at: Date.parse(t.rating.created_at), order: 2, node: ratingEntry(t.rating) }] : []),
   ].sort((a, b) => a.at - b.at || a.order - b.order);
   const greeting = cachedNode("greeting", t.greeting, () => greetingNode(t.greeting));
   const nodes = [greeting, ...entries.map((entry) => entry.node)];
@@ -70,6 +74,8 @@ export function renderTranscript(t) {
   for (const [key, entry] of state.transcriptNodes) if (!live.has(entry.node)) state.transcriptNodes.delete(key);
   announceNewCustomerMessages(t);
 }
+
+const ratingEntry = (rating) => cachedNode("rating", rating, () => ratingEntryNode(rating));
 
 // The entry's node from the last render while its content is the same, else a new one.
 function cachedNode(key, content, build) {

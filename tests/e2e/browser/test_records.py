@@ -128,10 +128,11 @@ async def test_an_admin_exports_and_erases_and_the_audit_log_shows_it(watched, l
 
     # Export today's transcripts as CSV: the file has the customer's message.
     today = datetime.now(UTC).date()
-    await records.get_by_label("From").fill(today.isoformat())
-    await records.get_by_label("to (inclusive)").fill(today.isoformat())
+    export = records.get_by_role("form", name="Export transcripts")
+    await export.get_by_label("From").fill(today.isoformat())
+    await export.get_by_label("to (inclusive)").fill(today.isoformat())
     async with admin_page.expect_download() as download_info:
-        await records.get_by_role("button", name="Export").click()
+        await export.get_by_role("button", name="Export").click()
     download = await download_info.value
     assert download.suggested_filename == f"transcripts-{today}-{today}.csv"
     rows = list(csv.DictReader(Path(await download.path()).read_text(encoding="utf-8").splitlines()))
@@ -139,22 +140,28 @@ async def test_an_admin_exports_and_erases_and_the_audit_log_shows_it(watched, l
     await expect(records.locator("#export-status")).to_contain_text("Exported transcripts-")
 
     # As JSON too.
-    await records.get_by_label("as", exact=True).select_option("json")
+    await export.get_by_label("as", exact=True).select_option("json")
     async with admin_page.expect_download() as download_info:
-        await records.get_by_role("button", name="Export").click()
+        await export.get_by_role("button", name="Export").click()
     exported = json.loads(Path(await (await download_info.value).path()).read_text(encoding="utf-8"))
     assert any(r["conversation_id"] == cid and r["role"] == "user" for r in exported)
 
     # A range over the limit is refused with the limit.
-    await records.get_by_label("From").fill((today - timedelta(days=60)).isoformat())
-    await records.get_by_role("button", name="Export").click()
+    await export.get_by_label("From").fill((today - timedelta(days=60)).isoformat())
+    await export.get_by_role("button", name="Export").click()
     await expect(records.locator("#export-status")).to_contain_text("at most 31 days")
 
-    # Erase the customer by their e-mail address.
+    # Erase the customer by their e-mail address, typed again to confirm.
     await records.get_by_label("or customer field").fill("email")
     await records.get_by_label("equal to").fill(email)
-    await records.get_by_role("button", name="Erase").click()
-    await expect(records.locator("#erase-status")).to_have_text("Erased 1 conversation.")
+    await records.get_by_role("button", name="Preview erasure").click()
+    confirmation = records.get_by_role("form", name="Confirm the erasure")
+    await confirmation.get_by_label(f"Type the value {email} to confirm").fill(email)
+    await confirmation.get_by_role("button", name="Erase for good").click()
+    await expect(records.locator("#erase-status")).to_have_text(
+        "Erased 1 conversation: the texts of 2 messages, 1 identity record, 0 private notes "
+        "and 0 rating comments."
+    )
     async with httpx.AsyncClient(base_url=live_url) as http:
         transcript = (await http.get(f"/api/v1/conversations/{cid}", headers=admin)).json()
     assert transcript["context"] is None and {m["text"] for m in transcript["messages"]} == {""}
@@ -162,11 +169,11 @@ async def test_an_admin_exports_and_erases_and_the_audit_log_shows_it(watched, l
     # The audit log, newest first: the erasure, then the exports.
     log = records.get_by_role("table", name="Audit log")
     first = log.locator("tbody tr").first
-    await expect(first).to_contain_text("conversations.erase")
+    await expect(first).to_contain_text("Erased a conversation")
     await expect(first).to_contain_text(f"conversation {cid}")
-    await expect(first).to_contain_text("matched_by: customer email")
+    await expect(first).to_contain_text("matched by customer email")
     actions = await log.locator("tbody tr td:nth-child(3)").all_text_contents()
-    assert actions[:3] == ["conversations.erase", "transcripts.export", "transcripts.export"]
+    assert actions[:3] == ["Erased a conversation", "Exported transcripts", "Exported transcripts"]
     assert email not in await log.text_content()
     await admin_page.screenshot(path=SCREENSHOTS / "admin-records.png", full_page=True)
     assert violations == []

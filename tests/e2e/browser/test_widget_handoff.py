@@ -1,9 +1,11 @@
 """The handoff in a real browser (Debian's Chromium) under the pages' content security policy:
 the bot steps aside in one message, the header waits for the team then names the agent (in
 the bot's language), outside office hours the widget asks for an address and says when the
-team answers (the console shows it), and handed back, the bot answers what waited."""
+team answers (the console shows it), as the shipped tallybook-en bot does on a Saturday, and
+handed back, the bot answers what waited."""
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -114,6 +116,28 @@ async def test_outside_office_hours_the_widget_asks_for_an_address_the_console_s
     await expect(console.locator("#conversation-contact")).to_contain_text("ada@example.com")
     await expect(console.locator("#conversation-contact")).to_contain_text(
         "Given by the customer, unverified"
+    )
+
+
+async def test_the_shipped_tallybook_bot_asks_for_an_address_outside_its_office_hours(
+    page, live_url, monkeypatch
+):
+    """prompts/tallybook-en ships with office hours (weekdays 08:00-18:00, Amsterdam); the
+    team's clock is fixed on a Saturday, so the test does not depend on when it runs."""
+    saturday_noon = datetime(2026, 12, 12, 11, 0, tzinfo=UTC)
+    monkeypatch.setattr(client_app(live_url).state.services.team, "clock", lambda: saturday_noon)
+    await page.goto(live_url + "/?bot=tallybook-en")
+    dialog = await open_widget(page, dialog_name="Tallybook support")
+    await write(dialog, "I'd like to talk to a human, please.")
+    assert "colleague from the Tallybook support team" in await wait_for_reply(dialog, 2)
+    away = dialog.get_by_role("log").locator("[data-away]")
+    await expect(away).to_contain_text(
+        "Our team is away right now and will answer from Monday 14 December, 08:00 (Europe/Amsterdam time)."
+    )
+    await away.get_by_label("Your e-mail address").fill("ada@example.com")
+    await away.get_by_role("button", name="Send address").click()
+    await expect(away.get_by_role("status")).to_have_text(
+        "Thank you. Our team will write to ada@example.com."
     )
 
 
