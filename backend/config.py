@@ -118,8 +118,8 @@ class Settings(BaseSettings):
     temperature: float = 0.0
     warmup_on_start: bool = True
     # Ask the model (prompts/_judges) whether a customer asks for a person, whether a reply
-    # answered and whether the policy supports it. Off: the bot never hands over on its own,
-    # and only the deterministic check of figures flags replies.
+    # answered and whether the policy supports it, and sample replies to compare with. Off: the
+    # bot never hands over on its own, and only the deterministic checks flag replies.
     model_judges: bool = True
     # Hold a reply that opens with a plain yes or no until the bot's opening judge agrees; if it
     # does not, write it again with the matching policy lines (or hand over, as the bot says).
@@ -134,6 +134,15 @@ class Settings(BaseSettings):
     # How every bot's replies are checked before they are shown (prompting/answers.py): "bot"
     # as each bot's `[answers] checks` says, or "strict", "balanced" or "off" for all of them.
     answer_checks: Literal["bot", "strict", "balanced", "off"] = "bot"
+    # How many replies are sampled beside each held reply to check it agrees with them
+    # (`[answers] samples`): unset, as each bot says; 0 turns the check off for every bot.
+    # Samples are asked for only with speculative decoding off (see _no_sampling_while_drafting).
+    answer_samples: int | None = Field(default=None, ge=0, le=8)
+    # Replies being written in this process above which the optional checks are shed, the
+    # cheapest to lose first (turns/shedding.py): the samples above one; the policy, source
+    # and quoted-line judges above this; the unanswered judge above twice this; the handoff
+    # judge above four times this. Size it to what the engine computes at once.
+    shed_checks_above: int = Field(default=4, ge=1)
     # How many lines of a bot's policy that match the customer's message are repeated beside
     # it in the model's view of the turn (docs/quality.md); 0 shows the message alone.
     relevant_lines: int = Field(default=1, ge=0, le=20)
@@ -240,6 +249,17 @@ class Settings(BaseSettings):
     def _lookup_window(self) -> "Settings":
         if self.speculative_lookup_min > self.speculative_lookup_max:
             raise ValueError("speculative_lookup_min must not exceed speculative_lookup_max")
+        return self
+
+    @model_validator(mode="after")
+    def _no_sampling_while_drafting(self) -> "Settings":
+        # vLLM's CPU build (0.32) writes garbled tokens for a request sampled at a temperature
+        # above 0 while it drafts by n-gram, and for the greedy requests in its steps too.
+        if self.temperature > 0 and self.speculative_method != "off":
+            raise ValueError(
+                "PREFIXDESK_TEMPERATURE above 0 needs PREFIXDESK_SPECULATIVE_METHOD=off: vLLM's CPU "
+                "build garbles sampled tokens while it drafts (docs/quality.md, agreement of samples)"
+            )
         return self
 
     @model_validator(mode="after")

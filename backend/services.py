@@ -29,6 +29,7 @@ from backend.engine.factory import start_engine
 from backend.engine.interface import Engine
 from backend.engine.kv_sizing import context_window, knowledge_budget, kv_sizing
 from backend.engine.live import LiveEngine
+from backend.engine.metered import MeteredEngine
 from backend.engine.model_store import resolve_model_dir
 from backend.engine.supervisor import EngineSupervisor
 from backend.engine.vllm_options import engine_dtype, kv_cache_gib
@@ -53,6 +54,7 @@ from backend.turns.decisions import asks_for_person, wait_for_agent
 from backend.turns.finish import ReplyFinisher
 from backend.turns.parts import ConversationParts, TurnLimits
 from backend.turns.reply import Replies, ReplyPolicy
+from backend.turns.shedding import CheckShedding
 from backend.turns.sources import SourcePicker
 from backend.turns.turn import ChatTurns
 from backend.turns.turn_lock import TurnLocks
@@ -156,20 +158,20 @@ def load_tokenizer(model_dir: Path) -> Any:
 def build_turns(settings: Settings, parts: ConversationParts) -> ChatTurns:
     """The chat turn and its reply's stages; the model's judges and checks as settings say."""
     judges = settings.model_judges
+    slots = ReplySlots(settings.max_pending_replies)
+    shedding = CheckShedding(slots, parts.metrics, above=settings.shed_checks_above)
     finisher = ReplyFinisher(
         parts,
-        checks=[*([answered_the_question, supported_by_policy] if judges else []), figures_in_sources],
+        checks=[figures_in_sources],
+        judged={"unanswered": answered_the_question, "supported": supported_by_policy} if judges else {},
         strict_checks=[figures_in_matching_lines, grounded_in_matching_lines],
         source_picker=SourcePicker(parts.assembler.format) if judges else None,
+        shedding=shedding,
     )
-    policy = ReplyPolicy(
-        second_tries=judges and settings.second_try,
-        quotes=judges,
-        one_request_at_a_time=settings.one_request_at_a_time,
-        answer_checks=settings.answer_checks,
-    )
-    replies = Replies(parts, gates=[asks_for_person] if judges else [], finisher=finisher, policy=policy)
-    claims = TurnClaims(ReplySlots(settings.max_pending_replies), parts.locks, ReplyStops())
+    policy = ReplyPolicy.of(settings)
+    gates = [asks_for_person] if judges else []
+    replies = Replies(parts, gates=gates, finisher=finisher, policy=policy, shedding=shedding)
+    claims = TurnClaims(slots, parts.locks, ReplyStops())
     return ChatTurns(parts, claims=claims, decisions=[wait_for_agent], replies=replies)
 
 
@@ -196,9 +198,10 @@ def build_supervisor(
         )
         logger.info("context window %d tokens; %s", window, sizing.describe(len(bots)))
         # Turns are taken at once; a bot still warming answers too, paying its own prefill.
-        live.attach(started)
+        metered = MeteredEngine(started)  # each kind of request's cost, in /metrics
+        live.attach(metered)
         if settings.warmup_on_start:  # so that the first customer of each bot already hits
-            await bots.warm(started)
+            await bots.warm(metered)
         logger.info("ready: %d bots warm", len(bots))
 
     async def given() -> Engine:

@@ -112,6 +112,9 @@ def tiny_settings(tiny_model_dir: Path, database_url: str, redis_prefix: str) ->
         max_model_len=2048,
         max_num_batched_tokens=2048,
         max_reply_tokens=8,
+        # The tiny model's random samples would doubt every reply that asserts something; the
+        # samples' own tests script them (turns/test_agreement.py).
+        answer_samples=0,
         # Every test client is 127.0.0.1: the per-address limit has its own test.
         rate_limit_requests_per_address=1_000_000,
         cache_dir=CACHE_DIR,

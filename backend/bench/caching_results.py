@@ -15,6 +15,8 @@ def scenario_results(scenario: str, results: list[dict]) -> dict:
         ways.setdefault(result["way"], {})[mode] = figures(
             pooled(runs), engine_load_s=result["engine_load_s"]
         )
+        if len(runs) == 1 and runs[0].get("costs"):  # per turn: bench/costs.py
+            ways[result["way"]][mode]["costs"] = runs[0]["costs"]
         for run in runs:
             if run["rate"] is not None:
                 row = by_rate.setdefault(run["rate"], {"rate": run["rate"], "way": result["way"]})

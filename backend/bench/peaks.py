@@ -74,9 +74,11 @@ def metrics_counters_reader(client: httpx.AsyncClient) -> Callable[[], Awaitable
 
 
 class Peaks:
-    """Samples in the background until stopped; `as_dict` gives the maxima seen."""
+    """Samples in the background until stopped; `as_dict` gives the maxima seen. Once a second:
+    a server's Prometheus text is long, and reading it four times a second took an eighth of
+    the app process's samples under the article burst (a py-spy profile, docs/benchmarks.md)."""
 
-    def __init__(self, pid: int, kv_usage: Callable[[], Awaitable[float | None]], interval_s: float = 0.25):
+    def __init__(self, pid: int, kv_usage: Callable[[], Awaitable[float | None]], interval_s: float = 1.0):
         self.pid, self.kv_usage, self.interval_s = pid, kv_usage, interval_s
         self.rss = 0
         self.kv: float | None = None

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 
+from backend.bench.costs import table as cost_table
 from backend.bench.figures import WAY_ORDER
 
 TABLE_ROWS = [
@@ -61,6 +62,9 @@ def scenario_table(name: str, result: dict) -> str:
                 f"{_cell(off.get('latency_ms_p50'))} / {_cell(on.get('latency_ms_p50'))} | "
                 f"{_cell(off.get('latency_ms_p95'))} / {_cell(on.get('latency_ms_p95'))} |"
             )
+    for way, mode in columns:
+        if costs := result["ways"][way][mode].get("costs"):
+            lines += ["", f"Where a turn's time goes ({way}, caching {mode}):", "", *cost_table(costs)]
     return "\n".join(lines)
 
 

@@ -57,6 +57,8 @@ def result_settings(settings: Settings) -> dict:
         "model_judges": settings.model_judges,
         "second_try": settings.second_try,
         "answer_checks": settings.answer_checks,
+        "answer_samples": settings.answer_samples,
+        "shed_checks_above": settings.shed_checks_above,
         "one_request_at_a_time": settings.one_request_at_a_time,
         "engine_gather_ms": settings.engine_gather_ms,
         "speculative_method": settings.speculative_method,

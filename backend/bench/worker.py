@@ -20,6 +20,7 @@ import httpx
 
 from backend.bench import capacity, servers
 from backend.bench.app_storage import app_storage, clean_redis
+from backend.bench.costs import app_costs_reader
 from backend.bench.measure import measure, warm_up
 from backend.bench.peaks import Peaks, metrics_counters_reader, metrics_drafts_reader, metrics_kv_reader
 from backend.bench.prompt_ids import PromptIds
@@ -103,6 +104,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
                     metrics_drafts_reader(client),
                     {slug: len(p) for slug, p in ids.prefixes.items()},
                     settings.block_size,
+                    app_costs_reader(client, server.pid),
                 )
     finally:
         await clean_redis(settings.redis_url, redis_prefix)

@@ -93,6 +93,22 @@ class Engine(Protocol):
         """How likely each of `labels` is as the next token: a one-step, greedy request."""
         ...
 
+    async def sample(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        n: int,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> list[str]:
+        """`n` replies sampled at `temperature` from one request: the prompt is prefilled once
+        (its cached blocks shared). The same seed and prompt give the same replies."""
+        ...
+
     @property
     def is_dead(self) -> bool:
         """True once the engine can serve no more requests until it is started again."""

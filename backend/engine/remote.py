@@ -198,6 +198,34 @@ class Replica:
         cached = cached_tokens(answer.get("usage") or {})
         return LabelRead(logprobs, len(prompt_ids), cached, time.perf_counter() - started)
 
+    async def sample(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        n: int,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        session: str | None = None,
+    ) -> list[str]:
+        """`n` sampled replies from one completion request (the prompt prefilled once)."""
+        body = self._body(prompt_ids, max_tokens, request_id or uuid.uuid4().hex, cache_salt)
+        body.update(stream=False, n=n, temperature=temperature, seed=seed, return_token_ids=False)
+        del body["stream_options"]
+        headers = {SESSION_HEADER: session} if session else {}
+        try:
+            response = await self._client.post(f"{self.url}/v1/completions", json=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise ReplicaUnavailable(f"{self.url}: {type(error).__name__}: {error}") from error
+        if response.status_code >= 400:
+            self._refuse(response.status_code, response.text)
+        try:
+            return [str(choice["text"]) for choice in response.json()["choices"]]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ReplicaUnavailable(f"{self.url} sent no samples: {error}") from error
+
     def _refuse(self, status_code: int, detail: str) -> NoReturn:
         """A 5xx: this replica failed (another may not); a 4xx: the request itself was refused."""
         if status_code >= 500:

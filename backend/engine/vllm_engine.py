@@ -137,6 +137,40 @@ class VllmEngine:
             time.perf_counter() - started,
         )
 
+    async def sample(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        n: int,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> list[str]:
+        from vllm import SamplingParams
+        from vllm.sampling_params import RequestOutputKind
+
+        prompt = self._prompt(prompt_ids, cache_salt)
+        params = SamplingParams(
+            n=n,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            skip_special_tokens=True,
+            output_kind=RequestOutputKind.FINAL_ONLY,
+        )
+        final = None
+        try:
+            async for output in self._llm.generate(prompt, params, request_id or uuid.uuid4().hex):
+                final = output
+        except Exception as error:
+            if self.is_dead:
+                raise EngineUnavailable(f"the model engine failed: {error}") from error
+            raise  # a cancelled request is aborted by AsyncLLM.generate itself
+        return [completion.text for completion in final.outputs] if final is not None else []
+
     def _prompt(self, prompt_ids: Sequence[int], cache_salt: str | None) -> Any:
         """The request's prompt, as token ids with the bot's cache salt; refused if the engine died."""
         from vllm.inputs import TokensPrompt

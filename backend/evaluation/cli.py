@@ -121,6 +121,7 @@ def _evaluate(settings: Settings, options: EvalOptions) -> None:
         "as_served": options.as_served,
         "engine_gather_ms": settings.engine_gather_ms,
         "answer_checks": settings.answer_checks,  # "bot": each bot's [answers] checks
+        "answer_samples": settings.answer_samples,  # None: each bot's [answers] samples
         "bots": results,
     }
     _write(options.output, report)

@@ -2,7 +2,10 @@
 
     right       it states what the case expects (the case passed)
     held back   it states nothing false, and says it does not know, quotes a line of the
-                bot's own sources word for word, or offers (or hands over to) a person
+                bot's own sources word for word, or offers (or hands over to) a person;
+                the app's own quote of source lines (in the place of a doubted reply, or
+                of "I don't know") is the sources themselves, whatever other figures its
+                lines give: right if it states what the case expects, else held back
     wrong       anything else: a false figure or fact, a yes or no the wrong way, a phrase the
                 case forbids, the prompt's own scaffolding, or a request for a person ignored
 
@@ -45,6 +48,7 @@ class Ground:
     unknown_openings: tuple[str, ...]  # the words that say it does not know
     offers: tuple[str, ...]  # the words that offer a person
     scaffolding: tuple[str, ...]  # the app's own words in the prompt (notes' headings)
+    quote_frames: tuple[str, ...] = ()  # how the app quotes source lines, each with "{line}"
 
     @classmethod
     def of(cls, bot: Bot, prompts_dir: Path, folder: Path) -> "Ground":
@@ -58,6 +62,7 @@ class Ground:
             unknown_openings=quoting.unknown_openings,
             offers=(*OFFERS.get(language, OFFERS["en"]), bot.handoff.message),
             scaffolding=PromptAssembler.note_headings(bot),
+            quote_frames=tuple({quoting.frame, *(q.frame for q in (bot.fallback,) if q is not None)}),
         )
 
 
@@ -66,6 +71,8 @@ def classify(case: Case, reply: str, handed_off: bool, passed: bool, ground: Gro
     lowered = reply.lower()
     if shown := [phrase for phrase in ground.scaffolding if phrase and phrase in reply]:
         return Outcome.WRONG, f"shows the prompt's own text {shown[0][:40]!r}"
+    if _quotes_sources(reply, ground):
+        return (Outcome.RIGHT, "") if passed else (Outcome.HELD_BACK, "quotes its sources")
     if said := [phrase for phrase in case.forbid if phrase.lower() in lowered]:
         return Outcome.WRONG, f"says {said[0]!r}"
     if case.polarity and (opened := _opening(reply, ground.openings)) and opened != case.polarity:
@@ -94,6 +101,18 @@ def _holds_back(reply: str, ground: Ground) -> str:
     if any(offer.casefold() in reply.casefold() for offer in ground.offers):
         return "offers a person"
     return ""
+
+
+def _quotes_sources(reply: str, ground: Ground) -> bool:
+    """The reply is the app's quote frame around lines of the bot's sources, word for word."""
+    lines = {_squash(line) for line in ground.source_lines}
+    for frame in ground.quote_frames:
+        head, _, tail = frame.partition("{line}")
+        if reply.startswith(head) and reply.endswith(tail) and len(reply) > len(head) + len(tail):
+            quoted = reply[len(head) : len(reply) - len(tail)].splitlines()
+            if all(_squash(line) in lines for line in quoted if line.strip()):
+                return True
+    return False
 
 
 def _opening(reply: str, openings: Openings) -> str | None:

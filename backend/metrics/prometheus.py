@@ -31,6 +31,10 @@ stream_seconds = Counter(
     "prefixdesk_reply_stream_seconds", "Time from a reply's first token to its last", ["bot"]
 )
 
+checks_shed = Counter(
+    "prefixdesk_checks_shed", "Optional reply checks dropped under load (turns/shedding.py)", ["check"]
+)
+
 
 def observe_reply(reply: Reply) -> None:
     replies.labels(reply.bot, "ok" if reply.ok else "error").inc()

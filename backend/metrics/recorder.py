@@ -6,7 +6,7 @@ import os
 import socket
 from collections.abc import Callable
 
-from backend.metrics.prometheus import observe_reply
+from backend.metrics.prometheus import checks_shed, observe_reply
 from backend.metrics.store import MetricsStore, Reply
 
 # vLLM's counters since its engine started, and the fields their growth adds to a bucket.
@@ -45,6 +45,13 @@ class Metrics:
         observe_reply(reply)
         try:
             await self.store.record_reply(reply)
+        except Exception as error:
+            logger.warning("metrics store write failed: %s", error)
+
+    async def check_shed(self, check: str) -> None:
+        checks_shed.labels(check).inc()
+        try:
+            await self.store.record_engine({f"shed:{check}": 1})
         except Exception as error:
             logger.warning("metrics store write failed: %s", error)
 

@@ -78,3 +78,8 @@ class MetricsSummary(BaseModel):
     active_conversations: int = Field(
         description="Conversations with a bot reply started or an agent reply sent in the window."
     )
+    checks_shed: dict[str, int] = Field(
+        default_factory=dict,
+        description="Optional reply checks dropped under load in the window, by check "
+        "(samples, supported, sources, unanswered: the order they are shed in).",
+    )

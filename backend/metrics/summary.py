@@ -111,4 +111,9 @@ async def summarize(store: MetricsStore, window_s: int) -> MetricsSummary:
         engine=_engine(merged),
         engine_now=_engine_now(await store.gauges()),
         active_conversations=await store.active_conversations(window_s),
+        checks_shed={
+            name.removeprefix("shed:"): int(value)
+            for name, value in merged.items()
+            if name.startswith("shed:")
+        },
     )

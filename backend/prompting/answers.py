@@ -3,6 +3,7 @@
     [answers]
     checks = "strict"     # "strict", "balanced" or "off"
     quote_lines = 2       # the best-matching source lines quoted when a reply is not shown
+    samples = 0           # replies sampled beside it to agree with (speculative decoding off)
 
 - `off`: a reply streams as the model writes it; the checks after it only flag it.
 - `balanced`: a reply is held until it is written and checked (the customer sees the typing
@@ -10,6 +11,11 @@
   are quoted instead, with the offer of a person.
 - `strict`: as balanced; besides, every figure the reply gives must be in the lines that
   match the question, not merely somewhere in the bot's sources.
+
+`samples` (0 to 8; 0, none, unless set) is independent of the three: a held reply whose
+plain yes or no, or figures, fewer than half of that many sampled replies repeat is doubted
+(`turns/agreement.py`). Under load it is the first check shed. It needs speculative decoding
+off (`services.build_turns` turns it off otherwise, and says so).
 """
 
 from dataclasses import dataclass
@@ -19,6 +25,8 @@ from typing import Any
 CHECKS = ("strict", "balanced", "off")
 DEFAULT_CHECKS = "strict"
 DEFAULT_QUOTE_LINES = 2
+DEFAULT_SAMPLES = 0
+MAX_SAMPLES = 8
 
 
 class AnswersError(ValueError):
@@ -29,6 +37,7 @@ class AnswersError(ValueError):
 class AnswerChecks:
     checks: str = DEFAULT_CHECKS
     quote_lines: int = DEFAULT_QUOTE_LINES
+    samples: int = DEFAULT_SAMPLES
 
     @property
     def held(self) -> bool:
@@ -41,7 +50,7 @@ class AnswerChecks:
 
 
 def load_answer_checks(table: dict[str, Any], bot_toml: Path, source: str) -> AnswerChecks:
-    unknown = sorted(set(table) - {"checks", "quote_lines"})
+    unknown = sorted(set(table) - {"checks", "quote_lines", "samples"})
     if unknown:
         raise AnswersError(
             f"{bot_toml}, line {_line_of(source, unknown[0])}: [answers] has no {unknown[0]!r}"
@@ -56,7 +65,11 @@ def load_answer_checks(table: dict[str, Any], bot_toml: Path, source: str) -> An
     if not isinstance(lines, int) or isinstance(lines, bool) or not 1 <= lines <= 5:
         where = f"{bot_toml}, line {_line_of(source, 'quote_lines')}"
         raise AnswersError(f"{where}: [answers] quote_lines is 1 to 5, not {lines!r}")
-    return AnswerChecks(checks, lines)
+    samples = table.get("samples", DEFAULT_SAMPLES)
+    if not isinstance(samples, int) or isinstance(samples, bool) or not 0 <= samples <= MAX_SAMPLES:
+        where = f"{bot_toml}, line {_line_of(source, 'samples')}"
+        raise AnswersError(f"{where}: [answers] samples is 0 to {MAX_SAMPLES}, not {samples!r}")
+    return AnswerChecks(checks, lines, samples)
 
 
 def _line_of(source: str, key: str) -> int | str:

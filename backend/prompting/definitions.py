@@ -167,9 +167,13 @@ def _read_bot(folder: Path) -> Bot:
             if "opening" in judges
             else None
         ),
-        quoting=load_quoting(judges["line_answers"].source, language) if "line_answers" in judges else None,
+        quoting=(
+            load_quoting(judges["line_answers"].source, language, with_help_center=bool(knowledge))
+            if "line_answers" in judges
+            else None
+        ),
         answers=load_answer_checks(meta.get("answers", {}), folder / "bot.toml", source),
-        fallback=load_quoting(judge_file("line_answers", folder), language),
+        fallback=load_quoting(judge_file("line_answers", folder), language, with_help_center=bool(knowledge)),
         yes_no=load_second_try(judge_file("opening", folder), language, {}).openings,
     )
 

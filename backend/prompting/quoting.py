@@ -30,17 +30,22 @@ class QuotingError(ValueError):
     """A line_answers judge file without what quoting needs; names the file."""
 
 
-def load_quoting(judge_file: Path, language: str) -> Quoting:
+def load_quoting(judge_file: Path, language: str, *, with_help_center: bool = False) -> Quoting:
+    """A bot with a help center quotes lines of its policy or its articles: it says so, where
+    the file has `quote_with_help_center` and `unknown_with_help_center`."""
     try:
         document = tomllib.loads(judge_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise QuotingError(f"{judge_file}: {error}") from error
     table = document.get(language) or document.get("en") or {}
     openings, frame, unknown = table.get("unknown_openings"), table.get("quote"), table.get("unknown")
+    if with_help_center:
+        frame = table.get("quote_with_help_center", frame)
+        unknown = table.get("unknown_with_help_center", unknown)
     if not is_word_list(openings) or not isinstance(frame, str) or "{line}" not in frame:
         raise QuotingError(
             f"{judge_file}: [{language}] needs unknown_openings (a list of a reply's first words) "
-            "and a quote that names {line}"
+            "and a quote (and quote_with_help_center, if given) that names {line}"
         )
     if unknown is not None and not isinstance(unknown, str):
         raise QuotingError(

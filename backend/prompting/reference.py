@@ -8,8 +8,9 @@ exactly the ids of earlier ones.
 """
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backend.knowledge.articles import Knowledge
 from backend.retrieval.fusion import fused
@@ -25,6 +26,7 @@ WITH_HELP_CENTER_HEADINGS = {
     "zh": "与顾客下一条消息最相关的政策和帮助中心条款：",
 }
 MATCHING = ("words", "hybrid")  # how a bot ranks its lines: `[reference] matching` in bot.toml
+RANKINGS_KEPT = 256  # messages whose ranking is kept: a turn's checks ask for the same one often
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,11 @@ class PolicyLines:
     index: LexicalIndex
     searched: tuple[str, ...] = ()  # each line as it is searched: with its section's heading
     meaning: MeaningIndex | None = None  # ranks the lines too, where the bot matches by meaning
+    # Each message's lines ranked, best first: the note, the checks, the quote and the source
+    # shown under a reply ask for the same message's lines, and meaning costs an encoding.
+    _rankings: OrderedDict[str, tuple[int, ...]] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def of(
@@ -80,14 +87,26 @@ class PolicyLines:
         gets lines beside it, however close in meaning a greeting is to some line. By meaning,
         a line may match without a word in common ("too late to send them back?" and the
         line on returns)."""
-        if self.meaning is None or count <= 0:
-            return [self.lines[i] for i in self.index.best(message, count)]
-        words = self.index.scores(message)
-        if not any(score > 0 for score in words):
+        if count <= 0:
             return []
-        scores = fused([score if score > 0 else None for score in words], self.meaning.scores(message))
-        ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-        return [self.lines[i] for i in sorted(ranked[:count])]
+        return [self.lines[i] for i in sorted(self._ranked(message)[:count])]
+
+    def _ranked(self, message: str) -> tuple[int, ...]:
+        """The lines that match `message` at all, best first (ties in the policy's order)."""
+        if (ranking := self._rankings.get(message)) is not None:
+            self._rankings.move_to_end(message)
+            return ranking
+        words = self.index.scores(message)
+        if self.meaning is None or not any(score > 0 for score in words):
+            matched = [i for i, score in enumerate(words) if score > 0]
+            ranking = tuple(sorted(matched, key=lambda i: (-words[i], i)))
+        else:
+            scores = fused([score if score > 0 else None for score in words], self.meaning.scores(message))
+            ranking = tuple(sorted(range(len(scores)), key=lambda i: (-scores[i], i)))
+        self._rankings[message] = ranking
+        if len(self._rankings) > RANKINGS_KEPT:
+            self._rankings.popitem(last=False)
+        return ranking
 
     def note(self, message: str, count: int) -> str | None:
         """What the model is told just before the customer's message: its best lines."""

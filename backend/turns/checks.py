@@ -91,9 +91,9 @@ async def figures_in_matching_lines(engine: Engine, message: AcceptedMessage, re
     context = message.conversation.context or {}
     said = (*lines, *map(str, context.values()), message.previous_reply, message.user.text)
     # A figure the whole sources already refute is figures_in_sources' to report.
-    refuted = {_figure(doubt) for doubt in figures.unsupported(reply.text, *definition.fixed_texts(), *said)}
-    found = [doubt for doubt in figures.unsupported(reply.text, *said) if _figure(doubt) not in refuted]
-    doubts = tuple(doubt.replace("the policy", "the lines that match the question") for doubt in found)
+    refuted = {found.figure for found in figures.findings(reply.text, *definition.fixed_texts(), *said)}
+    found = [found for found in figures.findings(reply.text, *said) if found.figure not in refuted]
+    doubts = tuple(finding.describe("the lines that match the question") for finding in found)
     return Review(doubts=doubts, seconds=time.perf_counter() - started)
 
 
@@ -120,11 +120,6 @@ async def grounded_in_matching_lines(
     if best and grounding.turned_around(reply.text, best[0], definition.language):
         doubts.append("denies or grants where the line that matches the question best says the opposite")
     return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started)
-
-
-def _figure(doubt: str) -> str:
-    """The figure a doubt of `figures.unsupported` is about ("2 year" of "2 year where ...")."""
-    return doubt.split(" where ", 1)[0].split(" is not ", 1)[0]
 
 
 async def review_reply(

@@ -74,6 +74,24 @@ def figures(text: str) -> set[Figure]:
 
 
 def unsupported(reply: str, *sources: str) -> list[str]:
+    """Why the reply's figures may be wrong, in words (`findings`)."""
+    return [finding.describe() for finding in findings(reply, *sources)]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A figure of the reply its sources do not back."""
+
+    figure: str  # as the reply gives it: "2 year", "9.99 eur", "555"
+    instead: str | None = None  # what the source sentence about the same thing says instead
+
+    def describe(self, sources: str = "the policy") -> str:
+        if self.instead is None:
+            return f"{self.figure} is not in {sources}"
+        return f"{self.figure} where {sources} says {self.instead}"
+
+
+def findings(reply: str, *sources: str) -> list[Finding]:
     """Why the reply's figures may be wrong: ones its sources do not state, and ones they state
     of something else.
 
@@ -87,17 +105,17 @@ def unsupported(reply: str, *sources: str) -> list[str]:
     read = [_read(source) for source in sources]
     known = set().union(*(source.figures for source in read))
     bare = {number for number, _ in known}
-    findings = []
+    found: list[Finding] = []
     for number, unit in sorted(figures(reply), key=lambda figure: (figure[0], figure[1] or "")):
         if unit and (number, unit) not in known and (number, None) not in known:
-            findings.append(f"{number} {unit} is not in the policy")
+            found.append(Finding(f"{number} {unit}"))
         elif not unit and len(number.replace(".", "")) >= 3 and number not in bare:
-            findings.append(f"{number} is not in the policy")
+            found.append(Finding(number))
     source_sentences = [sentence for source in read for sentence in source.sentences]
     for sentence in _sentences(reply):
         words = _words(sentence)
         for number, unit in figures(sentence):
-            if unit is None or f"{number} {unit} is not in the policy" in findings:
+            if unit is None or Finding(f"{number} {unit}") in found:
                 continue
             overlap = [
                 (len(words & their_words), their_figures) for their_figures, their_words in source_sentences
@@ -106,8 +124,8 @@ def unsupported(reply: str, *sources: str) -> list[str]:
             best, best_figures = max(overlap, key=lambda pair: pair[0], default=(0, frozenset()))
             others = sorted(n for n, u in best_figures if u == unit and n != number)
             if best > with_it and others and (number, unit) not in best_figures:
-                findings.append(f"{number} {unit} where the policy says {others[0]} {unit}")
-    return findings
+                found.append(Finding(f"{number} {unit}", f"{others[0]} {unit}"))
+    return found
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,22 @@
 or, when a gate said so, the handover message stored in its place."""
 
 import dataclasses
+import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from backend.conversations.models import HANDOVER, ConversationStatus
 from backend.engine.interface import GenerationResult
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
 from backend.turns import settlement
+from backend.turns.agreement import samples_agree
 from backend.turns.checks import FinishedReply, ReplyCheck, Review, review_reply
 from backend.turns.decisions import HandOver
 from backend.turns.events import Done, Token
 from backend.turns.parts import ConversationParts
 from backend.turns.session_cache import Session
+from backend.turns.shedding import CheckShedding
 from backend.turns.shown_sources import with_passages
 from backend.turns.sources import SourcePicker
 from backend.turns.writing import Generated, ReplyJob
@@ -28,13 +31,17 @@ class ReplyFinisher:
         parts: ConversationParts,
         *,
         checks: Sequence[ReplyCheck],
+        judged: Mapping[str, ReplyCheck] = {},
         strict_checks: Sequence[ReplyCheck] = (),
         source_picker: SourcePicker | None,
+        shedding: CheckShedding | None = None,
     ):
         self.parts = parts
-        self.checks = checks
+        self.checks = checks  # always run
+        self.judged = judged  # the model's checks, by the name they are shed under
         self.strict_checks = strict_checks  # besides, for replies checked strictly
         self.source_picker = source_picker  # names the article a reply used when it cites none
+        self.shedding = shedding  # None: no check is ever shed
 
     async def finish(self, job: ReplyJob, generated: Generated) -> None:
         outcome = generated.outcome
@@ -50,7 +57,11 @@ class ReplyFinisher:
             outcome, text=assembler.without_note_headings(message.bot.definition, text)
         )
         finished = FinishedReply(result.text, [*generated.note_ids, *assembler.reply(result.token_ids)])
-        checks = [*self.checks, *(self.strict_checks if job.checks.strict else ())]
+        checks = [
+            *await self._optional(job),
+            *self.checks,
+            *(self.strict_checks if job.checks.strict else ()),
+        ]
         review = Review() if interrupted else await review_reply(checks, job.engine, message, finished)
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
@@ -74,6 +85,19 @@ class ReplyFinisher:
             usage = (result.prompt_tokens, result.cached_tokens, len(result.token_ids))
             slug = message.bot.definition.slug
             await self.parts.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
+
+    async def _optional(self, job: ReplyJob) -> list[ReplyCheck]:
+        """The model's checks for this reply, less those the load sheds now."""
+        asked = job.message.bot.judges  # a judge the bot does not ask is not shed either
+        checks = [check for name, check in self.judged.items() if name in asked and await self._keeps(name)]
+        samples = job.samples
+        # Asked for beside the reply (and so not shed then), or asked for now.
+        if samples is not None and not samples.shed and (samples.task or await self._keeps("samples")):
+            checks.append(functools.partial(samples_agree, samples=samples))
+        return checks
+
+    async def _keeps(self, check: str) -> bool:
+        return self.shedding is None or await self.shedding.keeps(check)
 
     def _grounded(
         self, job: ReplyJob, result: GenerationResult, note_ids: list[int]
@@ -143,6 +167,8 @@ class ReplyFinisher:
         choice of the model: `sources.py`); none if the choice cannot be made."""
         message = job.message
         if self.source_picker is None or message.knowledge.search is None:
+            return []
+        if not await self._keeps("sources"):
             return []
         try:
             return await self.source_picker.pick(

@@ -19,6 +19,7 @@ from backend.engine.interface import Engine, GenerationResult, StreamAccumulator
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.judge_prompts import format_item
 from backend.turns.decisions import AcceptedMessage
+from backend.turns.shedding import CheckShedding
 from backend.turns.writing import ReplyJob
 
 logger = logging.getLogger(__name__)
@@ -85,14 +86,20 @@ class LinesJudged:
     """The policy lines judged for one reply, at most once: early, beside its opening's next
     tokens (so the verdict is nearly in when the opening says it does not know), or then."""
 
-    def __init__(self, engine: Engine, message: AcceptedMessage):
+    def __init__(self, engine: Engine, message: AcceptedMessage, shedding: CheckShedding | None = None):
         self.engine = engine
         self.message = message
+        self.shedding = shedding  # under load the lines are not judged: the reply goes on as written
         self.task: asyncio.Task[Quote | None] | None = None
 
     def start(self) -> None:
         if self.task is None:
-            self.task = asyncio.create_task(answering_line(self.engine, self.message))
+            self.task = asyncio.create_task(self._judged())
+
+    async def _judged(self) -> Quote | None:
+        if self.shedding is not None and not await self.shedding.keeps("line"):
+            return None
+        return await answering_line(self.engine, self.message)
 
     def found_none(self) -> bool:
         """They were judged, and none answers."""
@@ -100,7 +107,7 @@ class LinesJudged:
         return task is not None and task.done() and not task.cancelled() and task.result() is None
 
     async def verdict(self) -> Quote | None:
-        return await (self.task if self.task is not None else answering_line(self.engine, self.message))
+        return await (self.task if self.task is not None else self._judged())
 
     def cancel(self) -> None:
         """The opening went another way: the judges' engine requests are aborted."""

@@ -13,17 +13,20 @@ finish    checks, sources, stored, the session kept hot (`finish.py`)
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
+from backend.config import Settings
 from backend.conversations.messages import MIN_REPLY_TOKENS
 from backend.conversations.models import HandoffReason
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
 from backend.metrics.store import Reply
 from backend.prompting.answers import AnswerChecks
 from backend.turns import settlement
+from backend.turns.agreement import Samples
 from backend.turns.claims import TurnClaim
 from backend.turns.decisions import AcceptedMessage, Gate, HandOver
 from backend.turns.events import Accepted, Failed, TurnStream
@@ -41,6 +44,7 @@ from backend.turns.parts import ConversationParts
 from backend.turns.quotes import LinesJudged, quoted_reply
 from backend.turns.scaffolding import ScaffoldFilter
 from backend.turns.second_try import contradicted, retry_note_ids, write_again
+from backend.turns.shedding import CheckShedding
 from backend.turns.writing import Generated, PendingReply, ReplyJob, pass_on
 
 logger = logging.getLogger(__name__)
@@ -60,9 +64,44 @@ class ReplyPolicy:
     # reply has said it does not know, not while it may yet.
     one_request_at_a_time: bool = False
     answer_checks: str = "bot"  # "bot": as each bot says; else this setting for every bot
+    answer_samples: int | None = None  # None: as each bot says; else this many for every bot
+    # No samples whatever a bot says: they are the model's (off with its judges), and vLLM's CPU
+    # build garbles sampled tokens while it drafts.
+    samples_off: bool = False
+
+    @classmethod
+    def of(cls, settings: Settings) -> "ReplyPolicy":
+        samples_off = not settings.model_judges or settings.speculative_method != "off"
+        if samples_off and settings.answer_samples:
+            _warn_once(SAMPLES_OFF)
+        return cls(
+            second_tries=settings.model_judges and settings.second_try,
+            quotes=settings.model_judges,
+            one_request_at_a_time=settings.one_request_at_a_time,
+            answer_checks=settings.answer_checks,
+            answer_samples=settings.answer_samples,
+            samples_off=samples_off,
+        )
 
     def checks_of(self, bot: AnswerChecks) -> AnswerChecks:
-        return bot if self.answer_checks == "bot" else dataclasses.replace(bot, checks=self.answer_checks)
+        checks = bot if self.answer_checks == "bot" else dataclasses.replace(bot, checks=self.answer_checks)
+        if self.answer_samples is not None:
+            checks = dataclasses.replace(checks, samples=self.answer_samples)
+        if self.samples_off and checks.samples:
+            _warn_once(SAMPLES_OFF)
+            checks = dataclasses.replace(checks, samples=0)
+        return checks
+
+
+SAMPLES_OFF = (
+    "answer samples are off: they need the model's judges on, and vLLM's CPU build garbles "
+    "sampled tokens while it drafts (PREFIXDESK_SPECULATIVE_METHOD=off to sample; docs/quality.md)"
+)
+
+
+@functools.cache
+def _warn_once(message: str) -> None:
+    logger.warning(message)
 
 
 class Replies:
@@ -73,11 +112,13 @@ class Replies:
         gates: Sequence[Gate],
         finisher: ReplyFinisher,
         policy: ReplyPolicy,
+        shedding: CheckShedding | None = None,
     ):
         self.parts = parts
         self.gates = gates
         self.finisher = finisher
         self.policy = policy
+        self.shedding = shedding  # the gates and the quote's line judge, dropped under load
 
     async def write(
         self,
@@ -92,8 +133,13 @@ class Replies:
                 stream.put(Accepted(message.user.id, reply.message_id))
                 scaffolding = ScaffoldFilter(self.parts.assembler.note_headings(message.bot.definition))
                 checks = self.policy.checks_of(message.bot.definition.answers)
-                job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding, checks)
-                await self._write_and_finish(job)
+                samples = Samples(engine, message, checks.samples) if checks.held and checks.samples else None
+                job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding, checks, samples)
+                try:
+                    await self._write_and_finish(job)
+                finally:
+                    if samples is not None:
+                        samples.cancel()
         finally:
             stream.close()  # after the claim is let go: the customer may write again at once
 
@@ -124,9 +170,10 @@ class Replies:
                 return Generated(verdict, gated_s)
         else:
             gates = asyncio.create_task(self._gates(job))
+            await self._sample_beside(job)
         started = time.perf_counter()
         said = StreamAccumulator(len(job.reply.prompt))
-        lines = LinesJudged(job.engine, job.message)
+        lines = LinesJudged(job.engine, job.message, self.shedding)
         items = job.tokens(job.reply.prompt, job.reply.max_tokens, f"reply-{job.reply.message_id}")
         try:
             async with contextlib.aclosing(items):  # closing aborts the engine's request if it still runs
@@ -195,8 +242,20 @@ class Replies:
         result = await write_again(job, self.parts.assembler, max_model_len, note_ids, started)
         return Generated(result, 0.0, note_ids, contradiction.reason)
 
+    async def _sample_beside(self, job: ReplyJob) -> None:
+        """The reply's samples asked for with it, to decode in the same engine steps."""
+        if job.samples is None:
+            return
+        if self.shedding is None or await self.shedding.keeps("samples"):
+            job.samples.start()
+        else:
+            job.samples.shed = True
+
     async def _gates(self, job: ReplyJob) -> HandOver | None:
         """The first gate that says hand over, or None; a gate that fails lets the reply through."""
+        asked = job.message.bot.judges.keys() & {"handoff", "offer_made", "offer_accepted"}
+        if self.gates and asked and self.shedding is not None and not await self.shedding.keeps("handoff"):
+            return None
         for gate in self.gates:
             try:
                 if (verdict := await gate(job.engine, job.message)) is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
 from backend.prompting.answers import AnswerChecks
+from backend.turns.agreement import Samples
 from backend.turns.decisions import AcceptedMessage, HandOver
 from backend.turns.events import Token, TurnStream
 from backend.turns.scaffolding import ScaffoldFilter
@@ -33,6 +34,7 @@ class ReplyJob:
     stop: asyncio.Event  # set when a human takes over: the reply stops where it is
     visible: ScaffoldFilter = dataclasses.field(default_factory=lambda: ScaffoldFilter(()))
     checks: AnswerChecks = AnswerChecks("off")  # held until checked, unless "off"
+    samples: Samples | None = None  # replies sampled to compare it with (`[answers] samples`)
 
     def show(self, text: str) -> None:
         """Text of the reply streamed to the customer, without the prompt's scaffolding; none

@@ -97,3 +97,18 @@ async def test_label_reads_are_the_same_with_and_without_speculation(tiny_settin
     plain = await plain_vllm.read_labels(prompt, labels, cache_salt="speculative-test")
     assert fast.logprobs == pytest.approx(plain.logprobs, abs=1e-4)
     assert all(value <= 0 for value in fast.logprobs)
+
+
+async def test_samples_come_from_one_request_and_the_same_seed_gives_the_same(tiny_settings, plain_vllm):
+    # Sampling beside the greedy reply (turns/agreement.py), on an engine that does not draft:
+    # vLLM's CPU build garbles sampled tokens while it drafts (config.py refuses the mix).
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_settings.model)
+    prompt = tokenizer.encode(f"<|im_start|>system\n{QUOTED}<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n")
+    options = {"n": 4, "max_tokens": 12, "temperature": 0.8, "cache_salt": "samples-test"}
+    first = await plain_vllm.sample(prompt, seed=7, **options)
+    again = await plain_vllm.sample(prompt, seed=7, **options)
+    other = await plain_vllm.sample(prompt, seed=8, **options)
+    assert len(first) == 4 and first == again
+    assert len(set(first)) > 1 and other != first  # each sample its own draw

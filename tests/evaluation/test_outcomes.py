@@ -55,6 +55,20 @@ def test_i_dont_know_a_quoted_source_line_or_a_person_is_held_back(shop):
     assert outcome(RETURNS, "", shop, handed_off=True) is Outcome.HELD_BACK
 
 
+def test_the_apps_quote_of_source_lines_is_the_sources_whatever_other_figures_they_give(shop):
+    # A doubted reply about jackets becomes its two best lines; the second is about tents.
+    jackets = Case("jacket warranty", ("Warranty on jackets?",), (("3-year",),), ("2-year",))
+    lines = [line for line in shop.source_lines if "warranty" in line][:2]
+    frame = shop.quote_frames[0]
+    quote = frame.replace("{line}", "\n".join(lines))
+    assert "2-year" in quote
+    assert outcome(jackets, quote, shop, passed="3-year" in quote) is Outcome.RIGHT
+    assert outcome(RETURNS, quote, shop) is Outcome.HELD_BACK
+    # Words of its own in the frame are the model's, not a quote.
+    made_up = frame.replace("{line}", "Tents carry a 5-year warranty.")
+    assert outcome(jackets, made_up, shop) is Outcome.WRONG
+
+
 def test_a_confident_answer_that_is_not_expected_is_wrong(shop):
     assert outcome(RETURNS, "You can return anything at any time.", shop) is Outcome.WRONG
 

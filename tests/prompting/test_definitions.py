@@ -48,3 +48,12 @@ def test_a_missing_file_is_named(tmp_path):
 def test_user_context_is_data_not_a_template(tmp_path):
     bot = load_bot(copy_bot(tmp_path))
     assert "{{ 7 * 7 }}" in bot.render_context({"note": "{{ 7 * 7 }}"})
+
+
+def test_a_bot_with_a_help_center_quotes_its_policy_and_help_center_as_such():
+    # Its lines come from the policy or the articles: the quote does not call them all policy.
+    helped = load_bot(PROJECT_ROOT / "prompts" / "tallybook-en")
+    plain = load_bot(PROJECT_ROOT / "prompts" / "shop-en")
+    assert helped.fallback.quote("X").startswith("Here is what our policy and help center say: X")
+    assert helped.fallback.unknown.startswith("I'm sorry, neither our policy nor our help center says")
+    assert plain.fallback.quote("X").startswith("Here is what our policy says: X")

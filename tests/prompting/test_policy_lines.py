@@ -31,6 +31,21 @@ def test_every_line_but_headings_is_a_line_searched_with_its_heading():
     assert PolicyLines.of(POLICY, "en", matching="hybrid").matching("returns?", 2) == list(lines.lines[:2])
 
 
+def test_a_message_is_ranked_once_however_often_its_lines_are_asked_for():
+    # The note, the checks, the quote and the source shown under a reply ask for the same
+    # message's lines; matching by meaning encodes the message, once.
+    lines = PolicyLines.of(POLICY, "en", matching="hybrid")
+    asked = []
+    score = lines.meaning.scores
+    object.__setattr__(lines.meaning, "scores", lambda message: asked.append(message) or score(message))
+    question = "can I return my tent?"
+    best, three = lines.matching(question, 1), lines.matching(question, 3)
+    assert asked == [question] and lines.note(question, 2) is not None and asked == [question]
+    fresh = PolicyLines.of(POLICY, "en", matching="hybrid")
+    assert (best, three) == (fresh.matching(question, 1), fresh.matching(question, 3))
+    assert set(best) <= set(three) and three == [line for line in lines.lines if line in three]
+
+
 SHOP = """## Returns
 - Unused items can be returned within 45 days of delivery.
 - Gift cards cannot be refunded.

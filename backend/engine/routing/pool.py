@@ -200,6 +200,42 @@ class ReplicaPool:
             finally:
                 self._inflight[url] -= 1
 
+    async def sample(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        n: int,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        request_id: str | None = None,
+        cache_salt: str | None = None,
+        affinity_key: str | None = None,
+    ) -> list[str]:
+        """On the conversation's replica (its prompt is cached there); another if it is down."""
+        if self.is_dead:
+            raise EngineUnavailable("no model replica is available")
+        tried: set[str] = set()
+        while True:
+            url = await self._choose(affinity_key, cache_salt, tried)
+            self._inflight[url] += 1
+            try:
+                return await self.replicas[url].sample(
+                    prompt_ids,
+                    n=n,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed,
+                    request_id=request_id,
+                    cache_salt=cache_salt,
+                    session=affinity_key,
+                )
+            except ReplicaUnavailable as error:
+                self._take_out(url, str(error))
+                tried.add(url)
+            finally:
+                self._inflight[url] -= 1
+
     async def _choose(self, key: str | None, salt: str | None, tried: set[str]) -> str:
         routable = self._routable(tried)
         if not routable:

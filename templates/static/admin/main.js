@@ -15,6 +15,7 @@ import { chartFigure, drawChart } from "./chart.js";
 import { clock, fillBody, fmt, row } from "./format.js";
 import { repliesSection, showReplies } from "./replies.js";
 import { reportPath, showSupport, supportSection } from "./support.js";
+import { showShed } from "./shed.js";
 import { setTile, tile } from "./tiles.js";
 
 const POLL_MS = 2000;
@@ -153,6 +154,7 @@ function dashboard(me) {
         tile("kv-cache", "KV cache use"),
         tile("queue", "Requests running / waiting"),
         tile("drafts", "Draft tokens accepted"),
+        tile("checks-shed", "Checks shed under load"),
       ),
     ),
     el(
@@ -229,19 +231,19 @@ function showMetrics(data, windowName) {
       ? `${e.accepted_tokens} of ${e.draft_tokens} speculative drafts kept`
       : "no drafts: speculative decoding off or idle",
   );
+  showShed(data.checks_shed, windowName);
   const span = { from: data.now - data.window_s, to: data.now, step: data.step_s, series: data.series };
   const quantiles = (key) => QUANTILE_LINES.map(({ key: q }) => ({ key: q, get: (p) => p[key][q] }));
   drawChart("chart-rate", { ...span, bars: { get: (p) => p.replies_per_s }, format: (v) => fmt.rate(v) });
   drawChart("chart-total", { ...span, lines: quantiles("total_ms"), format: fmt.ms });
   drawChart("chart-ttft", { ...span, lines: quantiles("ttft_ms"), format: fmt.ms });
-  const pct = (v) => (v == null ? null : v * 100);
   drawChart("chart-hit", {
     ...span,
     lines: [
-      { key: "vllm", get: (p) => pct(p.engine.hit_rate) },
-      { key: "app", get: (p) => pct(p.hit_rate) },
+      { key: "vllm", get: (p) => p.engine.hit_rate },
+      { key: "app", get: (p) => p.hit_rate },
     ],
-    format: (v) => `${Math.round(v)}%`,
+    format: fmt.pct,
   });
   const bots = Object.entries(data.per_bot);
   const perBot = bots.map(([bot, b]) => [

@@ -132,9 +132,12 @@ async def test_the_admin_page_shows_numbers_that_move_with_traffic(policy_watch,
             await store.record_reply(
                 Reply("shop-en", True, total_ms / 4, total_ms, 760, 704, 20, total_ms * 0.7)
             )
+    await store.record_engine({"shed:handoff": 1, "shed:samples": 2})  # a burst shed checks
     page = await context.new_page()
     await sign_in(page, admin_url, admin["Authorization"].removeprefix("Bearer "))
     await page.wait_for_function("() => (document.getElementById('replies')?.textContent ?? '–') !== '–'")
+    assert await page.text_content("#checks-shed") == "3"
+    assert (await page.text_content("#checks-shed-sub")).endswith("samples 2 · handoff 1")  # in shed order
     before = int(await page.text_content("#replies"))
     async with httpx.AsyncClient(base_url=admin_url, timeout=60) as customer:
         conversation = await start(customer)

@@ -173,6 +173,19 @@ async def test_a_judge_read_on_a_replica_is_the_embedded_engines_and_hits_its_ca
     assert again.cached_tokens >= full_blocks(len(judge.prefix_ids))  # its few-shot prefix, cached
 
 
+async def test_samples_on_a_replica_are_those_of_the_embedded_engine(replicas, tiny_vllm, tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    prompt = AutoTokenizer.from_pretrained(tiny_model_dir).encode("Customer's message: is it free?")
+    options = {"n": 3, "max_tokens": 8, "temperature": 0.8, "seed": 3, "cache_salt": "samples"}
+    replica = Replica(replicas[0].url, temperature=0.0, timeout_s=60)
+    try:
+        remote = await replica.sample(prompt, request_id=uuid.uuid4().hex, **options)
+    finally:
+        await replica.aclose()
+    assert len(remote) == 3 and remote == await tiny_vllm.sample(prompt, **options)
+
+
 async def test_the_replicas_decode_speculatively_as_the_embedded_engine_does(replicas, tiny_settings):
     assert tiny_settings.speculative_method == "ngram"  # the default, passed on as `--speculative-config`
     async with httpx.AsyncClient(timeout=5) as client:

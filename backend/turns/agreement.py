@@ -1,0 +1,115 @@
+"""Do other replies the model could have written assert the same thing?
+
+A model that knows the answer says it whatever the sampling; one that guesses says something
+else each time. Beside the greedy reply, `n` replies are sampled from the same prompt in one
+request (its blocks are shared: the prefill is paid once) and compared on what can be
+compared without a model: a plain yes or no, and the figures. A reply that asserts one and
+that fewer than half of the samples assert too is doubted.
+
+As served, the samples are asked for when the reply is, so that they decode in the same
+engine steps as the reply (on a CPU a step of five sequences costs little more than one of
+one); when a turn's requests go one at a time (the eval), after it.
+"""
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from backend.engine.interface import Engine
+from backend.prompting.openings import Opening, Openings
+from backend.turns import figures
+from backend.turns.checks import FinishedReply, Review
+from backend.turns.decisions import AcceptedMessage
+
+TEMPERATURE = 0.8
+MIN_AGREEMENT = 0.5  # the share of samples that must assert what the reply asserts
+MAX_SAMPLE_TOKENS = 64  # the yes or no and the figures come early in a reply
+SEED = 0  # the same conversation samples the same replies on every run
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What a reply asserts that can be compared: its yes or no, and its figures."""
+
+    opening: Opening
+    figures: frozenset[figures.Figure]
+
+    @property
+    def empty(self) -> bool:
+        return self.opening is Opening.NEITHER and not self.figures
+
+    def backed_by(self, other: "Claims") -> bool:
+        """`other` says the same yes or no (if this says one) and every figure this gives."""
+        same_opening = self.opening is Opening.NEITHER or other.opening is self.opening
+        return same_opening and self.figures <= other.figures
+
+
+def claims_of(text: str, openings: Openings | None) -> Claims:
+    opening = openings.of(text + " ")[0] if openings is not None else Opening.NEITHER
+    if opening is Opening.UNDECIDED:
+        opening = Opening.NEITHER
+    # As figures.unsupported counts them: a bare number of fewer than three digits is list
+    # numbering and the like, not a claim.
+    stated = frozenset(
+        (number, unit) for number, unit in figures.figures(text) if unit or len(number.replace(".", "")) >= 3
+    )
+    return Claims(opening, stated)
+
+
+def agreement(reply: Claims, samples: list[Claims]) -> float:
+    return sum(reply.backed_by(sample) for sample in samples) / len(samples) if samples else 1.0
+
+
+class Samples:
+    """The samples of one reply: asked for beside it (`start`), or once it is written."""
+
+    def __init__(self, engine: Engine, message: AcceptedMessage, n: int):
+        self.engine, self.message, self.n = engine, message, n
+        self.task: asyncio.Task[list[str]] | None = None
+        self.shed = False  # the load was too high for them when the reply started
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.create_task(self._ask(MAX_SAMPLE_TOKENS))
+
+    async def texts(self, reply_tokens: int) -> list[str]:
+        if self.task is not None:
+            return await self.task
+        return await self._ask(min(max(reply_tokens, 16), MAX_SAMPLE_TOKENS))
+
+    def cancel(self) -> None:
+        """Not needed after all (a handover, a failure, nothing to compare): aborted."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    async def _ask(self, max_tokens: int) -> list[str]:
+        message = self.message
+        return await self.engine.sample(
+            message.context_ids,
+            n=self.n,
+            max_tokens=max_tokens,
+            temperature=TEMPERATURE,
+            seed=SEED,
+            request_id=f"samples-{message.user.id}",
+            cache_salt=message.bot.cache_salt,
+            affinity_key=message.conversation.id,
+        )
+
+
+async def samples_agree(
+    engine: Engine, message: AcceptedMessage, reply: FinishedReply, *, samples: Samples
+) -> Review:
+    """Doubts a reply whose yes or no, or figures, fewer than half of the samples repeat."""
+    started = time.perf_counter()
+    openings = message.bot.definition.yes_no
+    claimed = claims_of(reply.text, openings)
+    if claimed.empty:  # nothing it says can be compared
+        samples.cancel()
+        return Review()
+    try:
+        texts = await samples.texts(len(reply.token_ids))
+    finally:
+        samples.cancel()
+    share = agreement(claimed, [claims_of(text, openings) for text in texts])
+    said = f"{share:.0%} of {samples.n} samples assert what it asserts"
+    return Review(doubts=() if share >= MIN_AGREEMENT else (said,), seconds=time.perf_counter() - started)
