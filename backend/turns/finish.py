@@ -57,12 +57,7 @@ class ReplyFinisher:
             outcome, text=assembler.without_note_headings(message.bot.definition, text)
         )
         finished = FinishedReply(result.text, [*generated.note_ids, *assembler.reply(result.token_ids)])
-        checks = [
-            *await self._optional(job),
-            *self.checks,
-            *(self.strict_checks if job.checks.strict else ()),
-        ]
-        review = Review() if interrupted else await review_reply(checks, job.engine, message, finished)
+        review = Review() if interrupted else await self._review(job, finished)
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
             withheld, result, finished = result.text, *self._grounded(job, result, generated.note_ids)
@@ -85,6 +80,11 @@ class ReplyFinisher:
             usage = (result.prompt_tokens, result.cached_tokens, len(result.token_ids))
             slug = message.bot.definition.slug
             await self.parts.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
+
+    async def _review(self, job: ReplyJob, finished: FinishedReply) -> Review:
+        strict = self.strict_checks if job.checks.strict else ()
+        checks = [*await self._optional(job), *self.checks, *strict]
+        return await review_reply(checks, job.engine, job.message, finished)
 
     async def _optional(self, job: ReplyJob) -> list[ReplyCheck]:
         """The model's checks for this reply, less those the load sheds now."""
