@@ -22,7 +22,9 @@ class WebhookIn(BaseModel):
     # The schema states what the service checks (and refuses in words of its own).
     url: StorableText = Field(
         max_length=2000,
-        json_schema_extra={"pattern": "^https?://"},
+        # A host name or IPv4 address (no brackets: a malformed IPv6 literal cannot be parsed),
+        # an optional port, then anything.
+        json_schema_extra={"pattern": "^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#]|$)"},
         examples=["https://crm.example.com/hooks/prefixdesk"],
     )
     events: list[str] = Field(

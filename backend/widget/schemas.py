@@ -1,15 +1,17 @@
 """Request and response bodies of the widget API."""
 
+import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, EmailStr, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
+from pydantic_core import PydanticCustomError
 
 from backend.api.inputs import MessageText, StorableText, storable
 from backend.config import WIDGET_ORIGINS_SETTING
 from backend.conversations.models import ReplyFeedback
 from backend.conversations.ratings import MAX_COMMENT_CHARS, MAX_SCORE, MIN_SCORE
-from backend.conversations.schemas import IdentityIn, MessageOut
+from backend.conversations.schemas import EMAIL, Email, IdentityIn, MessageOut
 
 MAX_CONTEXT_KEYS = 20
 MAX_CONTEXT_VALUE_CHARS = 500
@@ -134,8 +136,24 @@ class TeamOut(BaseModel):
 
 
 class ContactEmailIn(BaseModel):
-    email: EmailStr = Field(
-        max_length=320,
+    # The same rule as the shop's identity e-mail, stated in the schema: something, an @,
+    # something. A stricter check (pydantic's EmailStr) refused addresses the schema allows.
+    email: Email = Field(
         description="Where the team may answer; stored as given by the customer, unverified.",
         examples=["ada@example.com"],
     )
+
+    @field_validator("email", mode="before")
+    @classmethod
+    def _an_address(cls, value: Any) -> Any:
+        if isinstance(value, str) and not re.fullmatch(EMAIL, value):
+            raise PydanticCustomError(
+                "value_error", "value is not a valid email address: a name, an @ and a domain, no spaces"
+            )
+        return value
+
+    @field_validator("email")
+    @classmethod
+    def _domain_in_lower_case(cls, value: str) -> str:
+        name, _, domain = value.rpartition("@")
+        return f"{name}@{domain.lower()}"
