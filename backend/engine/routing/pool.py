@@ -14,13 +14,16 @@ import contextlib
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from backend.engine.interface import EngineUnavailable, GenerationResult, LabelRead, TokenDelta
 from backend.engine.remote import Replica, ReplicaUnavailable
 from backend.engine.routing.router import Router, least_loaded
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class ReplicaPool:
@@ -184,21 +187,13 @@ class ReplicaPool:
         affinity_key: str | None = None,
     ) -> LabelRead:
         """On the replica the conversation's requests go to; on another if that one is down."""
-        if self.is_dead:
-            raise EngineUnavailable("no model replica is available")
-        tried: set[str] = set()
-        while True:
-            url = await self._choose(affinity_key, cache_salt, tried)
-            self._inflight[url] += 1
-            try:
-                return await self.replicas[url].read_labels(
-                    prompt_ids, labels, request_id=request_id, cache_salt=cache_salt, session=affinity_key
-                )
-            except ReplicaUnavailable as error:
-                self._take_out(url, str(error))
-                tried.add(url)
-            finally:
-                self._inflight[url] -= 1
+        return await self._on_replica(
+            affinity_key,
+            cache_salt,
+            lambda replica: replica.read_labels(
+                prompt_ids, labels, request_id=request_id, cache_salt=cache_salt, session=affinity_key
+            ),
+        )
 
     async def sample(
         self,
@@ -213,23 +208,27 @@ class ReplicaPool:
         affinity_key: str | None = None,
     ) -> list[str]:
         """On the conversation's replica (its prompt is cached there); another if it is down."""
+        options = {"request_id": request_id, "cache_salt": cache_salt, "session": affinity_key}
+        return await self._on_replica(
+            affinity_key,
+            cache_salt,
+            lambda replica: replica.sample(
+                prompt_ids, n=n, max_tokens=max_tokens, temperature=temperature, seed=seed, **options
+            ),
+        )
+
+    async def _on_replica(
+        self, key: str | None, salt: str | None, call: Callable[[Replica], Awaitable[T]]
+    ) -> T:
+        """`call` on the replica the key goes to; on the next one while a replica is down."""
         if self.is_dead:
             raise EngineUnavailable("no model replica is available")
         tried: set[str] = set()
         while True:
-            url = await self._choose(affinity_key, cache_salt, tried)
+            url = await self._choose(key, salt, tried)
             self._inflight[url] += 1
             try:
-                return await self.replicas[url].sample(
-                    prompt_ids,
-                    n=n,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    seed=seed,
-                    request_id=request_id,
-                    cache_salt=cache_salt,
-                    session=affinity_key,
-                )
+                return await call(self.replicas[url])
             except ReplicaUnavailable as error:
                 self._take_out(url, str(error))
                 tried.add(url)
