@@ -82,8 +82,11 @@ class Settings(BaseSettings):
     # Speculative decoding by prompt lookup ("ngram"): the engine finds the last few tokens of
     # the reply earlier in the prompt and proposes what followed them there as a draft, which
     # one step verifies. Replies that quote the policy then take several tokens per step, with
-    # no draft model; greedy replies stay the same. "off": one token per step.
-    speculative_method: Literal["off", "ngram"] = "ngram"
+    # no draft model; greedy replies stay the same. "off" (the default): one token per step,
+    # so that replies can be checked against samples (`[answers] samples`), which vLLM's CPU
+    # build garbles while it drafts; a reply is shown once written and checked, so drafting
+    # would show it sooner, and a wrong answer is worse than a slower one (docs/quality.md).
+    speculative_method: Literal["off", "ngram"] = "off"
     speculative_tokens: int = Field(default=5, ge=1)  # draft tokens proposed per step
     speculative_lookup_min: int = Field(default=2, ge=1)  # n-gram sizes looked up in the prompt
     speculative_lookup_max: int = Field(default=5, ge=1)

@@ -115,6 +115,9 @@ def tiny_settings(tiny_model_dir: Path, database_url: str, redis_prefix: str) ->
         # The tiny model's random samples would doubt every reply that asserts something; the
         # samples' own tests script them (turns/test_agreement.py).
         answer_samples=0,
+        # The shared engine drafts, so that speculative decoding stays under test beside the
+        # default (off: the eval gate's engine, and test_speculative's plain one).
+        speculative_method="ngram",
         # Every test client is 127.0.0.1: the per-address limit has its own test.
         rate_limit_requests_per_address=1_000_000,
         cache_dir=CACHE_DIR,

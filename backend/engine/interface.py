@@ -104,9 +104,13 @@ class Engine(Protocol):
         request_id: str | None = None,
         cache_salt: str | None = None,
         affinity_key: str | None = None,
+        enough: Callable[[], int] | None = None,
     ) -> list[str]:
         """`n` replies sampled at `temperature` from one request: the prompt is prefilled once
-        (its cached blocks shared). The same seed and prompt give the same replies."""
+        (its cached blocks shared). The same seed and prompt give the same replies.
+        `enough`, read as they are written: the tokens of each sample that are enough; once
+        every sample has that many or has ended, the rest is not written (an engine that
+        cannot read them as written may write them whole)."""
         ...
 
     @property

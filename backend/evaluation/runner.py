@@ -47,8 +47,9 @@ class Transcript:
         default_factory=lambda: {name: [] for name in (*TIMINGS, SHOWN, SHOWN_AS_WRITTEN)}
     )
 
-    def add_done(self, done: dict[str, Any]) -> None:
-        """A reply's `done` event: it is the last reply now, and what it cost is added."""
+    def add_done(self, done: dict[str, Any], shown_ms: float | None = None) -> None:
+        """A reply's `done` event: it is the last reply now, and what it cost is added.
+        `shown_ms`: from the message sent to its first visible word, as the client saw it."""
         self.reply, self.doubt, self.withheld = done["text"], done.get("doubt"), bool(done.get("withheld"))
         self.sources = tuple(source["id"] for source in done.get("sources") or [])
         self.handed_off = self.handed_off or bool(done.get("handoff"))
@@ -58,8 +59,8 @@ class Transcript:
             if done.get(name) is not None:
                 self.timings[name].append(done[name])
         if done.get("ttft_ms") is not None:
-            shown = done.get("shown_ms") or done["ttft_ms"] + (done.get("held_ms") or 0.0)
-            self.timings[SHOWN].append(shown)
+            shown = shown_ms or done.get("shown_ms") or done["ttft_ms"] + (done.get("held_ms") or 0.0)
+            self.timings[SHOWN].append(round(shown, 1))
             if not done.get("second_try"):
                 self.timings[SHOWN_AS_WRITTEN].append(shown)
         if done.get("second_try"):
@@ -97,17 +98,20 @@ async def run_case(client: httpx.AsyncClient, bot: str, case: Case) -> CaseResul
 async def _send(
     client: httpx.AsyncClient, url: str, headers: dict[str, str], text: str, said: Transcript
 ) -> None:
+    sent, shown_ms = time.perf_counter(), None
     async with client.stream("POST", url, json={"text": text}, headers=headers) as response:
         if response.status_code != 200:
             await response.aread()
             raise RuntimeError(f"the app answered {response.status_code}: {response.text[:300]}")
         async for event in read_sse(response.aiter_lines()):
-            if event.event == "waiting":  # a human has the conversation already
+            if event.event == "token" and shown_ms is None and json.loads(event.data).get("text"):
+                shown_ms = (time.perf_counter() - sent) * 1000  # the first word the customer sees
+            elif event.event == "waiting":  # a human has the conversation already
                 said.handed_off, said.reply, said.doubt, said.sources = True, "", None, ()
             elif event.event == "error":
                 raise RuntimeError(f"the reply failed: {event.data}")
             elif event.event == "done":
-                said.add_done(json.loads(event.data))
+                said.add_done(json.loads(event.data), shown_ms)
 
 
 async def evaluate_bot(

@@ -7,7 +7,8 @@ from backend.evaluation.outcomes import Outcome
 if TYPE_CHECKING:
     from backend.evaluation.runner import CaseResult
 
-# The first token as the customer sees it: the engine's, then held back for the gates and checks.
+# The first word as the customer sees it: from the message sent, through the gates, the
+# writing and the checks, to its first token event, as the eval's client received it.
 SHOWN = "shown_ms"
 SHOWN_AS_WRITTEN = "shown_as_written_ms"  # the same, of the replies shown as the model wrote them
 

@@ -3,7 +3,7 @@
     [answers]
     checks = "strict"     # "strict", "balanced" or "off"
     quote_lines = 2       # the best-matching source lines quoted when a reply is not shown
-    samples = 0           # replies sampled beside it to agree with (speculative decoding off)
+    samples = 4           # replies sampled beside it to agree with (speculative decoding off)
 
 - `off`: a reply streams as the model writes it; the checks after it only flag it.
 - `balanced`: a reply is held until it is written and checked (the customer sees the typing
@@ -12,10 +12,11 @@
 - `strict`: as balanced; besides, every figure the reply gives must be in the lines that
   match the question, not merely somewhere in the bot's sources.
 
-`samples` (0 to 8; 0, none, unless set) is independent of the three: a held reply whose
-plain yes or no, or figures, fewer than half of that many sampled replies repeat is doubted
-(`turns/agreement.py`). Under load it is the first check shed. It needs speculative decoding
-off (`services.build_turns` turns it off otherwise, and says so).
+`samples` (0 to 8; 4 unless set) is independent of the three: a held reply whose figures
+fewer than half of that many sampled replies repeat, or whose plain yes or no fewer than
+three in four repeat, is doubted (`turns/agreement.py`). Under load it is the first check
+shed. It needs speculative decoding off, the default (with drafts on the samples are not
+asked for, and the app says so once).
 """
 
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Any
 CHECKS = ("strict", "balanced", "off")
 DEFAULT_CHECKS = "strict"
 DEFAULT_QUOTE_LINES = 2
-DEFAULT_SAMPLES = 0
+DEFAULT_SAMPLES = 4
 MAX_SAMPLES = 8
 
 

@@ -3,8 +3,9 @@
 A model that knows the answer says it whatever the sampling; one that guesses says something
 else each time. Beside the greedy reply, `n` replies are sampled from the same prompt in one
 request (its blocks are shared: the prefill is paid once) and compared on what can be
-compared without a model: a plain yes or no, and the figures. A reply that asserts one and
-that fewer than half of the samples assert too is doubted.
+compared without a model: a plain yes or no, and the figures. A reply whose figures fewer
+than half of the samples give too is doubted; one that says yes or no, unless three in four
+samples say the same (a yes or no is one of two: half of them repeat a guess by chance).
 
 As served, the samples are asked for when the reply is, so that they decode in the same
 engine steps as the reply (on a CPU a step of five sequences costs little more than one of
@@ -22,8 +23,12 @@ from backend.turns.checks import FinishedReply, Review
 from backend.turns.decisions import AcceptedMessage
 
 TEMPERATURE = 0.8
-MIN_AGREEMENT = 0.5  # the share of samples that must assert what the reply asserts
+# The share of samples that must assert what the reply asserts. A guessed figure is rarely
+# guessed again; a yes or no is one of two, so half the samples repeat a guess by chance.
+MIN_AGREEMENT = 0.5
+MIN_YES_NO_AGREEMENT = 0.75
 MAX_SAMPLE_TOKENS = 64  # the yes or no and the figures come early in a reply
+MIN_SAMPLE_TOKENS = 16
 SEED = 0  # the same conversation samples the same replies on every run
 
 
@@ -60,39 +65,56 @@ def agreement(reply: Claims, samples: list[Claims]) -> float:
     return sum(reply.backed_by(sample) for sample in samples) / len(samples) if samples else 1.0
 
 
+def agreement_needed(reply: Claims) -> float:
+    return MIN_AGREEMENT if reply.opening is Opening.NEITHER else MIN_YES_NO_AGREEMENT
+
+
+def enough_tokens(reply_tokens: int) -> int:
+    """What each sample needs to say what the reply says: as many tokens, and a quarter more
+    (phrasings differ in length), within the samples' bounds."""
+    return min(MAX_SAMPLE_TOKENS, max(MIN_SAMPLE_TOKENS, reply_tokens + reply_tokens // 4))
+
+
 class Samples:
-    """The samples of one reply: asked for beside it (`start`), or once it is written."""
+    """The samples of one reply: asked for beside it (`start`), or once it is written.
+
+    Beside it, they are written up to MAX_SAMPLE_TOKENS until the reply ends; then only as
+    far as the reply's length asks (`enough_tokens`), so that a short reply does not wait
+    for long samples."""
 
     def __init__(self, engine: Engine, message: AcceptedMessage, n: int):
         self.engine, self.message, self.n = engine, message, n
         self.task: asyncio.Task[list[str]] | None = None
         self.shed = False  # the load was too high for them when the reply started
+        self._enough = MAX_SAMPLE_TOKENS
 
     def start(self) -> None:
         if self.task is None:
-            self.task = asyncio.create_task(self._ask(MAX_SAMPLE_TOKENS))
+            self.task = asyncio.create_task(self._ask())
 
     async def texts(self, reply_tokens: int) -> list[str]:
+        self._enough = enough_tokens(reply_tokens)
         if self.task is not None:
             return await self.task
-        return await self._ask(min(max(reply_tokens, 16), MAX_SAMPLE_TOKENS))
+        return await self._ask()
 
     def cancel(self) -> None:
         """Not needed after all (a handover, a failure, nothing to compare): aborted."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
-    async def _ask(self, max_tokens: int) -> list[str]:
+    async def _ask(self) -> list[str]:
         message = self.message
         return await self.engine.sample(
             message.context_ids,
             n=self.n,
-            max_tokens=max_tokens,
+            max_tokens=self._enough,
             temperature=TEMPERATURE,
             seed=SEED,
             request_id=f"samples-{message.user.id}",
             cache_salt=message.bot.cache_salt,
             affinity_key=message.conversation.id,
+            enough=lambda: self._enough,
         )
 
 
@@ -107,9 +129,10 @@ async def samples_agree(
         samples.cancel()
         return Review()
     try:
-        texts = await samples.texts(len(reply.token_ids))
+        texts = await samples.texts(reply.written_tokens)
     finally:
         samples.cancel()
     share = agreement(claimed, [claims_of(text, openings) for text in texts])
     said = f"{share:.0%} of {samples.n} samples assert what it asserts"
-    return Review(doubts=() if share >= MIN_AGREEMENT else (said,), seconds=time.perf_counter() - started)
+    doubts = () if share >= agreement_needed(claimed) else (said,)
+    return Review(doubts=doubts, seconds=time.perf_counter() - started)

@@ -56,7 +56,8 @@ class ReplyFinisher:
         result = dataclasses.replace(
             outcome, text=assembler.without_note_headings(message.bot.definition, text)
         )
-        finished = FinishedReply(result.text, [*generated.note_ids, *assembler.reply(result.token_ids)])
+        context_ids = [*generated.note_ids, *assembler.reply(result.token_ids)]
+        finished = FinishedReply(result.text, context_ids, written_tokens=len(result.token_ids))
         review = Review() if interrupted else await self._review(job, finished)
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead

@@ -15,7 +15,8 @@ QUOTED = "Customers may return any unused item within 45 days of delivery for a 
 
 
 def test_one_setting_gives_the_embedded_engine_and_the_replicas_the_same_drafts(tmp_path):
-    settings = Settings(max_num_seqs=32, speculative_max_batch=8)
+    assert Settings().speculative_method == "off"  # so that replies can be checked against samples
+    settings = Settings(max_num_seqs=32, speculative_max_batch=8, speculative_method="ngram")
     config = engine_options(settings, tmp_path)["speculative_config"]
     assert config["method"] == "ngram" and config["num_speculative_tokens"] == 5
     # Above 8 requests in a step, no drafts.
@@ -55,7 +56,7 @@ async def test_replies_and_cached_tokens_are_the_same_with_and_without_speculati
 ):
     from transformers import AutoTokenizer
 
-    assert tiny_settings.speculative_method == "ngram"  # the default the shared engine runs
+    assert tiny_settings.speculative_method == "ngram"  # the shared engine drafts (conftest.py)
     tokenizer = AutoTokenizer.from_pretrained(tiny_settings.model)
     opening = tokenizer.encode(f"<|im_start|>system\n{QUOTED}<|im_end|>\n<|im_start|>user\n")
     drafted_before = tiny_vllm.stats.draft_tokens
@@ -112,3 +113,18 @@ async def test_samples_come_from_one_request_and_the_same_seed_gives_the_same(ti
     other = await plain_vllm.sample(prompt, seed=8, **options)
     assert len(first) == 4 and first == again
     assert len(set(first)) > 1 and other != first  # each sample its own draw
+
+
+async def test_samples_stop_once_they_are_enough(tiny_settings, plain_vllm):
+    # A reply that ended short needs only as much of its samples (turns/agreement.py): the
+    # request stops there, and what was written is what the same seed writes first.
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_settings.model)
+    prompt = tokenizer.encode(f"<|im_start|>system\n{QUOTED}<|im_end|>\n<|im_start|>user\nhey<|im_end|>\n")
+    options = {"n": 3, "max_tokens": 24, "temperature": 0.8, "seed": 3, "cache_salt": "samples-enough"}
+    whole = await plain_vllm.sample(prompt, **options)
+    short = await plain_vllm.sample(prompt, enough=lambda: 4, **options)
+    assert len(short) == 3
+    assert all(whole_text.startswith(short_text) for whole_text, short_text in zip(whole, short, strict=True))
+    assert sum(map(len, short)) < sum(map(len, whole))

@@ -182,3 +182,11 @@ def test_a_reply_held_until_checked_is_shown_when_its_done_event_says():
     said.add_done({"text": "a", "ttft_ms": 100.0, "total_ms": 700.0, "held_ms": 0.0, "shown_ms": 712.5})
     said.add_done({"text": "b", "ttft_ms": 100.0, "held_ms": 20.0})  # streamed: its first token
     assert said.timings["shown_ms"] == [712.5, 120.0]
+
+
+def test_the_time_to_a_reply_shown_is_the_clients_when_it_saw_one():
+    # From the message sent to the first token event, as the eval's client received it: the
+    # request, the gates, the writing and the checks, whatever the app's own clocks say.
+    said = Transcript()
+    said.add_done({"text": "a", "ttft_ms": 100.0, "total_ms": 700.0, "shown_ms": 712.5}, shown_ms=750.25)
+    assert said.timings["shown_ms"] == [750.2]

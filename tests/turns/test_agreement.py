@@ -7,7 +7,14 @@ import pytest
 from backend.config import Settings
 from backend.prompting.definitions import BotDefinitionError, load_bot
 from backend.prompting.openings import Opening, Openings
-from backend.turns.agreement import Claims, agreement, claims_of
+from backend.turns.agreement import (
+    MAX_SAMPLE_TOKENS,
+    Claims,
+    agreement,
+    agreement_needed,
+    claims_of,
+    enough_tokens,
+)
 from tests.helpers import done_of, open_conversation, take_turn
 from tests.turns.test_checks import Says
 
@@ -27,6 +34,13 @@ def test_agreement_counts_samples_that_assert_the_same():
     samples = [claims_of(text, OPENINGS) for text in ("No: 30 days.", "Yes, 30 days.", "No, 14 days.", "No.")]
     assert agreement(reply, samples) == 0.25  # only the first says no and 30 days
     assert agreement(claims_of("Returns take 30 days.", OPENINGS), samples) == 0.5  # no yes or no to match
+
+
+def test_a_yes_or_no_needs_more_samples_behind_it_than_a_figure():
+    # Half of the samples repeat a guessed yes or no by chance; a guessed figure, rarely.
+    assert agreement_needed(claims_of("Returns take 30 days.", OPENINGS)) == 0.5
+    assert agreement_needed(claims_of("No, returns take 30 days.", OPENINGS)) == 0.75
+    assert agreement_needed(claims_of("Yes.", OPENINGS)) == 0.75
 
 
 class Sampled(Says):
@@ -55,6 +69,13 @@ async def test_a_reply_the_samples_repeat_is_shown(make_services, tiny_engine):
     _, engine, done = await turn_with_samples(make_services, tiny_engine, samples)
     assert not done.withheld and done.text == RIGHT
     assert engine.asked[0]["n"] == 4 and engine.asked[0]["temperature"] > 0
+    # Once the reply is written, its samples need only about as many tokens as it has.
+    assert engine.asked[0]["enough"]() == enough_tokens(done.completion_tokens)
+
+
+def test_samples_need_about_as_many_tokens_as_the_reply():
+    assert enough_tokens(40) == 50  # a quarter more: phrasings differ in length
+    assert enough_tokens(2) == 16 and enough_tokens(500) == MAX_SAMPLE_TOKENS
 
 
 async def test_a_reply_the_samples_do_not_repeat_is_not_shown(make_services, tiny_engine):

@@ -2,7 +2,10 @@
 policy contradicts is stored with why, announced, and hands over where the bot says so; a
 note's heading the model repeated is taken out of what the customer reads."""
 
+import asyncio
+
 from backend.engine.interface import GenerationResult, TokenDelta
+from backend.turns.checks import Review, review_reply
 from backend.turns.events import Token
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored, take_turn
 
@@ -101,3 +104,18 @@ async def test_a_note_heading_never_reaches_the_customers_stream(make_services, 
         streamed = "".join(event.text for event in events if isinstance(event, Token))
         assert streamed.strip() == line and "policy lines" not in streamed
         assert done_of(events).text == line
+
+
+async def test_the_checks_time_is_what_the_customer_waits_for_all_of_them():
+    # They run at once: their time is the longest one's, not the sum (Done.shown_ms adds it).
+    def takes(seconds: float, doubt: str):
+        async def check(engine, message, reply):
+            await asyncio.sleep(seconds)
+            return Review(doubts=(doubt,), seconds=seconds)
+
+        return check
+
+    checks = [takes(0.2, "one"), takes(0.2, "two"), takes(0.1, "three")]
+    review = await review_reply(checks, None, None, None)
+    assert review.doubts == ("one", "two", "three")
+    assert 0.2 <= review.seconds < 0.4

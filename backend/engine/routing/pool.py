@@ -206,8 +206,10 @@ class ReplicaPool:
         request_id: str | None = None,
         cache_salt: str | None = None,
         affinity_key: str | None = None,
+        enough: Callable[[], int] | None = None,
     ) -> list[str]:
-        """On the conversation's replica (its prompt is cached there); another if it is down."""
+        """On the conversation's replica (its prompt is cached there); another if it is down.
+        A replica writes them whole (`enough` is not read): one request, not a stream."""
         options = {"request_id": request_id, "cache_salt": cache_salt, "session": affinity_key}
         return await self._on_replica(
             affinity_key,

@@ -187,7 +187,9 @@ async def test_samples_on_a_replica_are_those_of_the_embedded_engine(replicas, t
 
 
 async def test_the_replicas_decode_speculatively_as_the_embedded_engine_does(replicas, tiny_settings):
-    assert tiny_settings.speculative_method == "ngram"  # the default, passed on as `--speculative-config`
+    assert (
+        tiny_settings.speculative_method == "ngram"
+    )  # the tests' setting, passed on as `--speculative-config`
     async with httpx.AsyncClient(timeout=5) as client:
         body = (await client.get(f"{replicas[0].url}/metrics")).text
     assert "vllm:spec_decode_num_draft_tokens_total" in body  # vLLM counts drafts only when speculating
