@@ -59,8 +59,9 @@ class Transcript:
             if done.get(name) is not None:
                 self.timings[name].append(done[name])
         if done.get("ttft_ms") is not None:
-            shown = shown_ms or done.get("shown_ms") or done["ttft_ms"] + (done.get("held_ms") or 0.0)
-            self.timings[SHOWN].append(round(shown, 1))
+            held = done["ttft_ms"] + (done.get("held_ms") or 0.0)  # a streamed reply's first word
+            shown = round(shown_ms or done.get("shown_ms") or held, 1)
+            self.timings[SHOWN].append(shown)
             if not done.get("second_try"):
                 self.timings[SHOWN_AS_WRITTEN].append(shown)
         if done.get("second_try"):
