@@ -53,7 +53,8 @@ from backend.turns.context import ConversationContext
 from backend.turns.decisions import asks_for_person, wait_for_agent
 from backend.turns.finish import ReplyFinisher
 from backend.turns.parts import ConversationParts, TurnLimits
-from backend.turns.reply import Replies, ReplyPolicy
+from backend.turns.reply import Replies
+from backend.turns.reply_policy import ReplyPolicy
 from backend.turns.shedding import CheckShedding
 from backend.turns.sources import SourcePicker
 from backend.turns.turn import ChatTurns

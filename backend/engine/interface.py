@@ -4,6 +4,8 @@ An engine streams `TokenDelta`s and ends every stream with one `GenerationResult
 frozen. Nothing here imports vLLM.
 """
 
+import asyncio
+import dataclasses
 import math
 import time
 import uuid
@@ -30,7 +32,9 @@ class GenerationResult:
 
     text: str
     token_ids: list[int]
-    finish_reason: str  # "stop" (end-of-turn token), "length" (max_tokens) or "interrupted"
+    # "stop" (end-of-turn token), "length" (max_tokens), "interrupted" (a person took over) or
+    # "doubted" (stopped by a check that no continuation can pass: turns/release.py)
+    finish_reason: str
     prompt_tokens: int
     cached_tokens: int
     ttft_s: float
@@ -58,6 +62,46 @@ class LabelRead:
 def label_logprobs(top: Mapping[int, float], labels: Sequence[int]) -> tuple[float, ...]:
     """The labels' log-probabilities from the likeliest tokens' (`top`, token id -> logprob)."""
     return tuple(top.get(label, -math.inf) for label in labels)
+
+
+class SampleProgress:
+    """The samples of one request as they are written: each one's pieces of text with their
+    token counts, and whether it ended. An engine that writes them whole leaves it empty."""
+
+    def __init__(self, n: int):
+        self.pieces: list[list[tuple[str, int]]] = [[] for _ in range(n)]
+        self.ended = [False] * n
+        self.changed = asyncio.Event()  # set on every addition; a reader clears it
+
+    def add(self, index: int, text: str, tokens: int, ended: bool) -> None:
+        self.pieces[index].append((text, tokens))
+        self.ended[index] = self.ended[index] or ended
+        self.changed.set()
+
+    def tokens(self, index: int) -> int:
+        return sum(tokens for _, tokens in self.pieces[index])
+
+    def reached(self, tokens: int) -> bool:
+        """Every sample has at least `tokens` tokens, or has ended."""
+        return all(ended or self.tokens(i) >= tokens for i, ended in enumerate(self.ended))
+
+    @property
+    def empty(self) -> bool:
+        return not any(self.pieces)
+
+    def texts(self, within: int | None = None) -> list[str]:
+        """Each sample's text, or as much of it as its first `within` tokens wrote."""
+        return ["".join(_within(pieces, within)) for pieces in self.pieces]
+
+
+def _within(pieces: list[tuple[str, int]], tokens: int | None) -> list[str]:
+    texts, count = [], 0
+    for text, n in pieces:
+        if tokens is not None and count + n > tokens:
+            break
+        texts.append(text)
+        count += n
+    return texts
 
 
 class Engine(Protocol):
@@ -105,12 +149,14 @@ class Engine(Protocol):
         cache_salt: str | None = None,
         affinity_key: str | None = None,
         enough: Callable[[], int] | None = None,
+        progress: SampleProgress | None = None,
     ) -> list[str]:
         """`n` replies sampled at `temperature` from one request: the prompt is prefilled once
         (its cached blocks shared). The same seed and prompt give the same replies.
         `enough`, read as they are written: the tokens of each sample that are enough; once
-        every sample has that many or has ended, the rest is not written (an engine that
-        cannot read them as written may write them whole)."""
+        every sample has that many or has ended, the rest is not written. `progress`, if
+        given, is filled as they are written (an engine that cannot read them as written
+        may write them whole and leave it empty)."""
         ...
 
     @property
@@ -158,6 +204,10 @@ class StreamAccumulator:
             ttft_s=(self.first_token_at or finished) - self.started,
             total_s=finished - self.started,
         )
+
+    def cut_short(self, reason: str) -> GenerationResult:
+        """What was said before the reply was stopped for `reason`, timed up to now."""
+        return dataclasses.replace(self.result(), finish_reason=reason)
 
     def interrupted(self) -> GenerationResult:
         """What was said before the reply was stopped; its timings mean nothing, so none are given."""

@@ -71,12 +71,17 @@ class MeteredEngine:
         return read
 
     async def sample(self, prompt_ids: Sequence[int], **options: Any) -> list[str]:
-        # The prompt is the reply's own, cached whole by then; the samples' tokens are not
-        # reported: their count is n times at most the `max_tokens` asked.
+        # The prompt is the reply's own, cached whole by then. The samples' tokens are read
+        # from their progress where the engine fills it; else n times the `max_tokens` asked,
+        # an upper bound.
         started = time.perf_counter()
         texts = await self.inner.sample(prompt_ids, **options)
         took = time.perf_counter() - started
-        written = options.get("n", 1) * options.get("max_tokens", 0)
+        progress = options.get("progress")
+        if progress is not None and not progress.empty:
+            written = sum(progress.tokens(index) for index in range(len(texts)))
+        else:
+            written = options.get("n", 1) * options.get("max_tokens", 0)
         _count(kind_of(options.get("request_id")), len(prompt_ids), len(prompt_ids), written, took)
         return texts
 

@@ -16,6 +16,7 @@ from backend.engine.interface import (
     EngineUnavailable,
     GenerationResult,
     LabelRead,
+    SampleProgress,
     StreamAccumulator,
     TokenDelta,
     label_logprobs,
@@ -150,6 +151,7 @@ class VllmEngine:
         cache_salt: str | None = None,
         affinity_key: str | None = None,
         enough: Callable[[], int] | None = None,
+        progress: SampleProgress | None = None,
     ) -> list[str]:
         from vllm import SamplingParams
         from vllm.sampling_params import RequestOutputKind
@@ -163,19 +165,21 @@ class VllmEngine:
             skip_special_tokens=True,
             output_kind=RequestOutputKind.DELTA,  # read as written, to stop once they are enough
         )
-        written = _Samples(n)
+        written = progress if progress is not None else SampleProgress(n)
         outputs = self._llm.generate(prompt, params, request_id or uuid.uuid4().hex)
         try:
             async with contextlib.aclosing(outputs):  # leaving early aborts the request
                 async for output in outputs:
-                    written.add(output.outputs)
-                    if written.all_ended(enough() if enough is not None else max_tokens):
+                    for sample in output.outputs:
+                        ended = sample.finish_reason is not None
+                        written.add(sample.index, sample.text, len(sample.token_ids), ended)
+                    if written.reached(enough() if enough is not None else max_tokens):
                         break
         except Exception as error:
             if self.is_dead:
                 raise EngineUnavailable(f"the model engine failed: {error}") from error
             raise  # a cancelled request is aborted by AsyncLLM.generate itself
-        return written.texts
+        return written.texts()
 
     def _prompt(self, prompt_ids: Sequence[int], cache_salt: str | None) -> Any:
         """The request's prompt, as token ids with the bot's cache salt; refused if the engine died."""
@@ -187,25 +191,3 @@ class VllmEngine:
         if cache_salt:
             prompt["cache_salt"] = cache_salt
         return prompt
-
-
-class _Samples:
-    """The samples of one request as their tokens arrive (each completion by its index)."""
-
-    def __init__(self, n: int):
-        self.parts: list[list[str]] = [[] for _ in range(n)]
-        self.tokens, self.ended = [0] * n, [False] * n
-
-    def add(self, completions: Any) -> None:
-        for completion in completions:
-            self.parts[completion.index].append(completion.text)
-            self.tokens[completion.index] += len(completion.token_ids)
-            self.ended[completion.index] = completion.finish_reason is not None
-
-    def all_ended(self, enough_tokens: int) -> bool:
-        pairs = zip(self.ended, self.tokens, strict=True)
-        return all(ended or tokens >= enough_tokens for ended, tokens in pairs)
-
-    @property
-    def texts(self) -> list[str]:
-        return ["".join(parts) for parts in self.parts]

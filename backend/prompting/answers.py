@@ -6,9 +6,10 @@
     samples = 4           # replies sampled beside it to agree with (speculative decoding off)
 
 - `off`: a reply streams as the model writes it; the checks after it only flag it.
-- `balanced`: a reply is held until it is written and checked (the customer sees the typing
-  dots); one the checks doubt is not shown: the source lines that best match the question
-  are quoted instead, with the offer of a person.
+- `balanced`: a reply is held until checked and shown a sentence at a time, each once the
+  reply up to its end passes the checks (the customer sees the typing dots until then); what
+  the checks doubt is not shown: the source lines that best match the question are quoted
+  instead (after the sentences already shown), with the offer of a person.
 - `strict`: as balanced; besides, every figure the reply gives must be in the lines that
   match the question, not merely somewhere in the bot's sources.
 

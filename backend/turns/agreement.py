@@ -9,14 +9,16 @@ samples say the same (a yes or no is one of two: half of them repeat a guess by 
 
 As served, the samples are asked for when the reply is, so that they decode in the same
 engine steps as the reply (on a CPU a step of five sequences costs little more than one of
-one); when a turn's requests go one at a time (the eval), after it.
+one); when a turn's requests go one at a time (the eval), after it. The reply so far (its
+sentences checked as they end, `release.py`) is compared with as much of each sample as a
+reply that long needs, once the samples have written it.
 """
 
 import asyncio
 import time
 from dataclasses import dataclass
 
-from backend.engine.interface import Engine
+from backend.engine.interface import Engine, SampleProgress
 from backend.prompting.openings import Opening, Openings
 from backend.turns import figures
 from backend.turns.checks import FinishedReply, Review
@@ -86,6 +88,7 @@ class Samples:
         self.engine, self.message, self.n = engine, message, n
         self.task: asyncio.Task[list[str]] | None = None
         self.shed = False  # the load was too high for them when the reply started
+        self.progress = SampleProgress(n)
         self._enough = MAX_SAMPLE_TOKENS
 
     def start(self) -> None:
@@ -93,10 +96,28 @@ class Samples:
             self.task = asyncio.create_task(self._ask())
 
     async def texts(self, reply_tokens: int) -> list[str]:
+        """The samples, written as far as a whole reply of `reply_tokens` needs."""
         self._enough = enough_tokens(reply_tokens)
-        if self.task is not None:
+        self.start()
+        assert self.task is not None
+        return await self.task
+
+    async def texts_so_far(self, reply_tokens: int) -> list[str]:
+        """As much of each sample as a reply that has written `reply_tokens` so far needs, once
+        the samples have written that much (all of them, from an engine that writes them whole)."""
+        needed = enough_tokens(reply_tokens)
+        self.start()
+        assert self.task is not None
+        while not self.task.done() and not self.progress.reached(needed):
+            self.progress.changed.clear()
+            changed = asyncio.ensure_future(self.progress.changed.wait())
+            try:
+                await asyncio.wait((self.task, changed), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+        if self.progress.empty:
             return await self.task
-        return await self._ask()
+        return self.progress.texts(within=needed)
 
     def cancel(self) -> None:
         """Not needed after all (a handover, a failure, nothing to compare): aborted."""
@@ -115,6 +136,7 @@ class Samples:
             cache_salt=message.bot.cache_salt,
             affinity_key=message.conversation.id,
             enough=lambda: self._enough,
+            progress=self.progress,
         )
 
 
@@ -126,13 +148,18 @@ async def samples_agree(
     openings = message.bot.definition.yes_no
     claimed = claims_of(reply.text, openings)
     if claimed.empty:  # nothing it says can be compared
-        samples.cancel()
+        if reply.whole:
+            samples.cancel()
         return Review()
-    try:
-        texts = await samples.texts(reply.written_tokens)
-    finally:
-        samples.cancel()
+    if not reply.whole:
+        texts = await samples.texts_so_far(reply.written_tokens)
+    else:
+        try:
+            texts = await samples.texts(reply.written_tokens)
+        finally:
+            samples.cancel()
     share = agreement(claimed, [claims_of(text, openings) for text in texts])
     said = f"{share:.0%} of {samples.n} samples assert what it asserts"
     doubts = () if share >= agreement_needed(claimed) else (said,)
-    return Review(doubts=doubts, seconds=time.perf_counter() - started)
+    # What the reply asserts so far it goes on asserting: lasting, as far as the samples read.
+    return Review(doubts=doubts, seconds=time.perf_counter() - started, lasting=True)

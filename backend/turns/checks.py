@@ -29,6 +29,9 @@ class Review:
     answered: bool = True  # False: the reply says it cannot answer, or answers something else
     doubts: tuple[str, ...] = ()  # why the reply may be wrong
     seconds: float = 0.0  # what the check took
+    # Its doubts hold however the reply goes on (a figure given stays given): a reply so far
+    # doubted so is stopped there (`release.py`).
+    lasting: bool = False
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class FinishedReply:
     text: str
     token_ids: list[int]  # as they join the conversation's context
     written_tokens: int = 0  # of them, those the model wrote (not the note, not the turn's end)
+    whole: bool = True  # False: the reply so far, up to the end of a sentence (`release.py`)
 
 
 ReplyCheck = Callable[[Engine, AcceptedMessage, FinishedReply], Awaitable[Review]]
@@ -80,7 +84,7 @@ async def figures_in_sources(engine: Engine, message: AcceptedMessage, reply: Fi
     context = message.conversation.context or {}
     sources = (*definition.fixed_texts(), *map(str, context.values()))
     doubts = tuple(figures.unsupported(reply.text, *sources, message.previous_reply, message.user.text))
-    return Review(doubts=doubts, seconds=time.perf_counter() - started)
+    return Review(doubts=doubts, seconds=time.perf_counter() - started, lasting=True)
 
 
 async def figures_in_matching_lines(engine: Engine, message: AcceptedMessage, reply: FinishedReply) -> Review:
@@ -95,7 +99,7 @@ async def figures_in_matching_lines(engine: Engine, message: AcceptedMessage, re
     refuted = {found.figure for found in figures.findings(reply.text, *definition.fixed_texts(), *said)}
     found = [found for found in figures.findings(reply.text, *said) if found.figure not in refuted]
     doubts = tuple(finding.describe("the lines that match the question") for finding in found)
-    return Review(doubts=doubts, seconds=time.perf_counter() - started)
+    return Review(doubts=doubts, seconds=time.perf_counter() - started, lasting=True)
 
 
 async def grounded_in_matching_lines(
@@ -112,6 +116,7 @@ async def grounded_in_matching_lines(
         return Review(
             doubts=made_up if opened in (Opening.YES, Opening.NO) else (),
             seconds=time.perf_counter() - started,
+            lasting=True,  # a reply's opening does not change
         )
     doubts = []
     share = grounding.grounded_share(reply.text, lines, question, definition.language)
@@ -140,4 +145,5 @@ async def review_reply(
         answered=all(review.answered for review in found),
         doubts=tuple(doubt for review in found for doubt in review.doubts),
         seconds=time.perf_counter() - started,
+        lasting=any(review.lasting and review.doubts for review in found),
     )

@@ -70,7 +70,7 @@ class Done(TurnEvent):
     sources: list[dict[str, str | None]] | None = None  # the articles it cites: id, title, url
     second_try: str | None = None  # why a first reply was dropped unseen and this one written instead
     # When the customer saw the reply's first word, from the engine's start: its first token
-    # after the gates, or the whole reply after its checks when it is held until checked.
+    # after the gates, or its first sentence once checked when it is held until checked.
     shown_ms: float | None = None
     withheld: bool = False  # the checks doubted the model's reply: its sources were quoted instead
 

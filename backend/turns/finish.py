@@ -4,12 +4,14 @@ or, when a gate said so, the handover message stored in its place."""
 import dataclasses
 import functools
 import logging
+import time
 from collections.abc import Mapping, Sequence
 
 from backend.conversations.models import HANDOVER, ConversationStatus
 from backend.engine.interface import GenerationResult
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
+from backend.prompting.openings import Opening, Openings
 from backend.turns import settlement
 from backend.turns.agreement import samples_agree
 from backend.turns.checks import FinishedReply, ReplyCheck, Review, review_reply
@@ -48,17 +50,11 @@ class ReplyFinisher:
         assert not isinstance(outcome, HandOver)
         message, assembler = job.message, self.parts.assembler
         interrupted = outcome.finish_reason == "interrupted"  # a human took over meanwhile
-        # Token ids stay exact; a NUL the model wrote cannot be stored in a Postgres text
-        # column, and at temperature 0 every retry would write it again. The customer reads
-        # the reply without its `[article-id]` markers, and the articles they name (those of
-        # its help center only) as its sources; nor a note's heading the model repeated.
-        text, sources = cited(outcome.text.replace("\x00", "\ufffd"), message.knowledge.knowledge)
-        result = dataclasses.replace(
-            outcome, text=assembler.without_note_headings(message.bot.definition, text)
-        )
+        text, sources = self._read(job, outcome.text)
+        result = dataclasses.replace(outcome, text=text)
         context_ids = [*generated.note_ids, *assembler.reply(result.token_ids)]
         finished = FinishedReply(result.text, context_ids, written_tokens=len(result.token_ids))
-        review = Review() if interrupted else await self._review(job, finished)
+        review = await self._final_review(job, finished, outcome.finish_reason)
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
             withheld, result, finished = result.text, *self._grounded(job, result, generated.note_ids)
@@ -71,8 +67,8 @@ class ReplyFinisher:
         )
         session = Session([*message.context_ids, *finished.token_ids], job.reply.seq, result.text)
         await self.parts.context.remember(message.conversation.id, session)
-        # A reply held until checked and cut short by a person was never checked: not shown.
-        shown = "" if job.checks.held and interrupted else result.text
+        # A reply held until checked and cut short by a person: only what was checked is shown.
+        shown = self._shown_so_far(job) if job.checks.held and interrupted else result.text
         self._show(job, shown)
         done = self._done(job, generated, result, status, review, cites, withheld)
         job.stream.put(dataclasses.replace(done, text=shown))
@@ -82,9 +78,55 @@ class ReplyFinisher:
             slug = message.bot.definition.slug
             await self.parts.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
 
+    async def _final_review(self, job: ReplyJob, finished: FinishedReply, finish_reason: str) -> Review:
+        """No doubt for a reply a person cut short; the lasting doubt a reply was stopped by;
+        else the whole reply's, once the check of its sentences still running is dropped.
+        When nothing was checked as it was written, its sentences are now, in order: what
+        they show, and a lasting doubt among them, are as if they had been."""
+        release = job.release
+        if release is not None:
+            await release.settle()
+        if finish_reason == "interrupted":
+            return Review()
+        if release is None:
+            return await self._review(job, finished)
+        if release.doubt is not None:  # stopped by it (`DOUBTED`), or about to be
+            if job.samples is not None:
+                job.samples.cancel()
+            return release.doubt
+        review = await self._review(job, finished)
+        if not release.live:
+            await release.replay()
+        return release.doubt or review
+
+    def attach_release(self, job: ReplyJob) -> None:
+        """A held reply's sentences read and reviewed as the whole reply is (`release.py`)."""
+        assert job.release is not None
+        job.release.attach(
+            readable=lambda raw: self._read(job, raw)[0],
+            review=functools.partial(self._review, job),
+            reply_ids=self.parts.assembler.reply,
+            answers_yes_or_no=functools.partial(_answers_yes_or_no, job.message.bot.definition.yes_no),
+        )
+
+    def _read(self, job: ReplyJob, raw: str) -> tuple[str, list[Source]]:
+        """What the customer reads of the model's text, and the articles it cites. Token ids stay
+        exact; a NUL the model wrote cannot be stored in a Postgres text column, and at
+        temperature 0 every retry would write it again. The customer reads the reply without
+        its `[article-id]` markers, and the articles they name (those of its help center only)
+        as its sources; nor a note's heading the model repeated."""
+        message = job.message
+        text, sources = cited(raw.replace("\x00", "\ufffd"), message.knowledge.knowledge)
+        return self.parts.assembler.without_note_headings(message.bot.definition, text), sources
+
     async def _review(self, job: ReplyJob, finished: FinishedReply) -> Review:
-        strict = self.strict_checks if job.checks.strict else ()
-        checks = [*await self._optional(job), *self.checks, *strict]
+        """The reply, or a held reply so far, reviewed by its checks (chosen once per reply)."""
+        checks = job.release.checks if job.release is not None else None
+        if checks is None:
+            strict = self.strict_checks if job.checks.strict else ()
+            checks = [*await self._optional(job), *self.checks, *strict]
+            if job.release is not None:
+                job.release.checks = checks
         return await review_reply(checks, job.engine, job.message, finished)
 
     async def _optional(self, job: ReplyJob) -> list[ReplyCheck]:
@@ -103,24 +145,35 @@ class ReplyFinisher:
     def _grounded(
         self, job: ReplyJob, result: GenerationResult, note_ids: list[int]
     ) -> tuple[GenerationResult, FinishedReply]:
-        """In place of a doubted reply: the source lines that best match the question, quoted
-        as such, with the offer of a person (the model wrote none of it)."""
+        """In place of a doubted reply (after the sentences of it already shown and checked):
+        the source lines that best match the question, quoted as such, with the offer of a
+        person (the model wrote none of it)."""
         definition = job.message.bot.definition
         assert definition.fallback is not None
         lines = definition.reference.matching(job.message.user.text, definition.answers.quote_lines)
-        text = definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown
+        quote = definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown
+        shown = self._shown_so_far(job)
+        text = f"{shown}\n\n{quote}" if shown else quote
         ids = self.parts.assembler.format.encode_text(text)
         grounded = dataclasses.replace(result, text=text, token_ids=ids)
         return grounded, FinishedReply(text, [*note_ids, *self.parts.assembler.reply(ids)])
 
     @staticmethod
+    def _shown_so_far(job: ReplyJob) -> str:
+        return job.release.shown if job.release is not None else ""
+
+    @staticmethod
     def _show(job: ReplyJob, text: str) -> None:
-        """A reply held until checked is shown now, whole; a streamed one has its last words."""
-        if job.checks.held:
+        """A reply held until checked is shown now, what of it was not yet (its checked
+        sentences were as they came); a streamed one has its last words."""
+        if not job.checks.held:
+            job.show_rest()
+        elif job.release is None:
             if text:
                 job.stream.put(Token(text))
-        else:
-            job.show_rest()
+        elif rest := job.release.rest(text):
+            job.stream.put(Token(rest))
+            job.release.mark_shown(rest)
 
     @staticmethod
     def _done(
@@ -132,8 +185,11 @@ class ReplyFinisher:
         cites: list[dict[str, str | None]],
         withheld: str | None,
     ) -> Done:
-        if job.checks.held:  # its first word shows once it is written and checked
-            shown_ms = (result.total_s + review.seconds) * 1000
+        if job.checks.held:  # its first word shows once its first sentence is checked
+            shown_s = result.total_s + review.seconds
+            if job.release is not None and job.release.first_shown_at is not None:
+                shown_s -= time.perf_counter() - job.release.first_shown_at  # ends about now
+            shown_ms = shown_s * 1000
         else:
             shown_ms = result.ttft_s * 1000 + generated.held_s * 1000
         return Done.generated(
@@ -185,3 +241,7 @@ class ReplyFinisher:
         except Exception:
             logger.exception("picking the sources of the reply to message %s failed", message.user.id)
             return []
+
+
+def _answers_yes_or_no(openings: Openings | None, text: str) -> bool:
+    return openings is not None and openings.of(text + " ")[0] in (Opening.YES, Opening.NO)

@@ -76,8 +76,9 @@ def quoted_reply(
     assert quoting is not None, "only a bot with a line_answers judge quotes"
     text = quoting.quote(quote.line)
     said.prompt_tokens = 0
-    said.add(text, format.encode_text(text))
-    job.show(text)
+    ids = format.encode_text(text)
+    said.add(text, ids)
+    job.show(text, ids)
     logger.info("reply to message %s: %s", job.message.user.id, quote.reason)
     return said.result()
 

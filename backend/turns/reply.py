@@ -12,19 +12,14 @@ finish    checks, sources, stored, the session kept hot (`finish.py`)
 
 import asyncio
 import contextlib
-import dataclasses
-import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 
-from backend.config import Settings
 from backend.conversations.messages import MIN_REPLY_TOKENS
 from backend.conversations.models import HandoffReason
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
 from backend.metrics.store import Reply
-from backend.prompting.answers import AnswerChecks
 from backend.turns import settlement
 from backend.turns.agreement import Samples
 from backend.turns.claims import TurnClaim
@@ -42,6 +37,8 @@ from backend.turns.opening_watch import (
 )
 from backend.turns.parts import ConversationParts
 from backend.turns.quotes import LinesJudged, quoted_reply
+from backend.turns.release import CheckedRelease
+from backend.turns.reply_policy import ReplyPolicy
 from backend.turns.scaffolding import ScaffoldFilter
 from backend.turns.second_try import contradicted, retry_note_ids, write_again
 from backend.turns.shedding import CheckShedding
@@ -52,56 +49,6 @@ logger = logging.getLogger(__name__)
 FAILED_DETAIL = "the reply could not be generated; your message is saved, please send it again"
 
 Item = TokenDelta | GenerationResult
-
-
-@dataclass(frozen=True)
-class ReplyPolicy:
-    second_tries: bool = True  # check a reply's yes or no opening (bots with an opening judge)
-    quotes: bool = True  # quote a policy line for "I don't know" (bots with a line_answers judge)
-    # No two of the turn's requests share an engine step, so the same conversation gets the
-    # same reply every time (the eval's own app): the gates are asked before the reply's
-    # request starts, not beside its prefill, and the policy lines are judged only once the
-    # reply has said it does not know, not while it may yet.
-    one_request_at_a_time: bool = False
-    answer_checks: str = "bot"  # "bot": as each bot says; else this setting for every bot
-    answer_samples: int | None = None  # None: as each bot says; else this many for every bot
-    # No samples whatever a bot says: they are the model's (off with its judges), and vLLM's CPU
-    # build garbles sampled tokens while it drafts.
-    samples_off: bool = False
-
-    @classmethod
-    def of(cls, settings: Settings) -> "ReplyPolicy":
-        samples_off = not settings.model_judges or settings.speculative_method != "off"
-        if samples_off and settings.answer_samples:
-            _warn_once(SAMPLES_OFF)
-        return cls(
-            second_tries=settings.model_judges and settings.second_try,
-            quotes=settings.model_judges,
-            one_request_at_a_time=settings.one_request_at_a_time,
-            answer_checks=settings.answer_checks,
-            answer_samples=settings.answer_samples,
-            samples_off=samples_off,
-        )
-
-    def checks_of(self, bot: AnswerChecks) -> AnswerChecks:
-        checks = bot if self.answer_checks == "bot" else dataclasses.replace(bot, checks=self.answer_checks)
-        if self.answer_samples is not None:
-            checks = dataclasses.replace(checks, samples=self.answer_samples)
-        if self.samples_off and checks.samples:
-            _warn_once(SAMPLES_OFF)
-            checks = dataclasses.replace(checks, samples=0)
-        return checks
-
-
-SAMPLES_OFF = (
-    "answer samples are off: they need the model's judges on, and vLLM's CPU build garbles "
-    "sampled tokens while it drafts (PREFIXDESK_SPECULATIVE_METHOD=off to sample; docs/quality.md)"
-)
-
-
-@functools.cache
-def _warn_once(message: str) -> None:
-    logger.warning(message)
 
 
 class Replies:
@@ -131,17 +78,34 @@ class Replies:
         try:
             async with claim:
                 stream.put(Accepted(message.user.id, reply.message_id))
-                scaffolding = ScaffoldFilter(self.parts.assembler.note_headings(message.bot.definition))
-                checks = self.policy.checks_of(message.bot.definition.answers)
-                samples = Samples(engine, message, checks.samples) if checks.held and checks.samples else None
-                job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding, checks, samples)
+                job = self._job(engine, message, reply, stream, claim)
                 try:
                     await self._write_and_finish(job)
                 finally:
-                    if samples is not None:
-                        samples.cancel()
+                    if job.release is not None:
+                        await job.release.settle()
+                    if job.samples is not None:
+                        job.samples.cancel()
         finally:
             stream.close()  # after the claim is let go: the customer may write again at once
+
+    def _job(
+        self,
+        engine: Engine,
+        message: AcceptedMessage,
+        reply: PendingReply,
+        stream: TurnStream,
+        claim: TurnClaim,
+    ) -> ReplyJob:
+        scaffolding = ScaffoldFilter(self.parts.assembler.note_headings(message.bot.definition))
+        checks = self.policy.checks_of(message.bot.definition.answers)
+        samples = Samples(engine, message, checks.samples) if checks.held and checks.samples else None
+        live = not self.policy.one_request_at_a_time
+        release = CheckedRelease(stream, live=live) if checks.held else None
+        job = ReplyJob(engine, message, reply, stream, claim.stop, scaffolding, checks, samples, release)
+        if release is not None:
+            self.finisher.attach_release(job)
+        return job
 
     async def _write_and_finish(self, job: ReplyJob) -> None:
         try:
@@ -292,7 +256,7 @@ async def _show(
     """The held tokens shown, then the rest of the reply as it comes."""
     for delta in held:
         said.add(delta.text, delta.token_ids)
-        job.show(delta.text)
+        job.show(delta.text, delta.token_ids)
     if isinstance(item, GenerationResult):
         return item
     if job.stop.is_set():

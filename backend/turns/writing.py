@@ -2,7 +2,7 @@
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from backend.engine.interface import Engine, GenerationResult, StreamAccumulator, TokenDelta
@@ -10,7 +10,10 @@ from backend.prompting.answers import AnswerChecks
 from backend.turns.agreement import Samples
 from backend.turns.decisions import AcceptedMessage, HandOver
 from backend.turns.events import Token, TurnStream
+from backend.turns.release import CheckedRelease
 from backend.turns.scaffolding import ScaffoldFilter
+
+DOUBTED = "doubted"  # the finish reason of a reply stopped by a lasting doubt
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,15 @@ class ReplyJob:
     visible: ScaffoldFilter = dataclasses.field(default_factory=lambda: ScaffoldFilter(()))
     checks: AnswerChecks = AnswerChecks("off")  # held until checked, unless "off"
     samples: Samples | None = None  # replies sampled to compare it with (`[answers] samples`)
+    release: CheckedRelease | None = None  # a held reply's sentences, shown once checked
 
-    def show(self, text: str) -> None:
-        """Text of the reply streamed to the customer, without the prompt's scaffolding; none
-        of it while the reply is held until checked (it is shown whole, once checked)."""
-        if not self.checks.held and (shown := self.visible.feed(text)):
+    def show(self, text: str, token_ids: Sequence[int] = ()) -> None:
+        """Text of the reply streamed to the customer, without the prompt's scaffolding; while
+        the reply is held until checked, a sentence at a time once it passes the checks."""
+        if self.checks.held:
+            if self.release is not None:
+                self.release.feed(TokenDelta(text, list(token_ids)))
+        elif shown := self.visible.feed(text):
             self.stream.put(Token(shown))
 
     def show_rest(self) -> None:
@@ -78,7 +85,9 @@ async def pass_on(
         if isinstance(item, GenerationResult):
             return item
         said.add(item.text, item.token_ids)
-        job.show(item.text)
+        job.show(item.text, item.token_ids)
         if job.stop.is_set():
             return said.interrupted()
+        if job.release is not None and job.release.doubt is not None:
+            return said.cut_short(DOUBTED)  # no way on can be shown: the source is quoted now
     raise RuntimeError("the engine stream ended without a result")

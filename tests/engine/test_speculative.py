@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from backend.config import Settings
-from backend.engine.interface import GenerationResult
+from backend.engine.interface import GenerationResult, SampleProgress
 from backend.engine.vllm_engine import VllmEngine
 from backend.engine.vllm_options import cli_flags, engine_options
 
@@ -128,3 +128,10 @@ async def test_samples_stop_once_they_are_enough(tiny_settings, plain_vllm):
     assert len(short) == 3
     assert all(whole_text.startswith(short_text) for whole_text, short_text in zip(whole, short, strict=True))
     assert sum(map(len, short)) < sum(map(len, whole))
+    # As they are written, each sample's pieces and tokens: a reply so far compares with as
+    # many of a sample's first tokens as it needs (turns/release.py).
+    progress = SampleProgress(3)
+    again = await plain_vllm.sample(prompt, progress=progress, **options)
+    assert again == whole and progress.texts() == whole
+    assert all(progress.tokens(i) == 24 or progress.ended[i] for i in range(3))
+    assert all(text.startswith(part) for text, part in zip(whole, progress.texts(within=4), strict=True))

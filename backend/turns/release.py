@@ -1,0 +1,131 @@
+"""A reply held until checked, shown a sentence at a time: each sentence once the reply up to
+its end has passed every check a whole reply must pass.
+
+The customer reads the first sentence while the model writes the next, instead of waiting
+for the whole reply. Whatever is shown has passed the checks: the reply up to a sentence's
+end is reviewed as if it ended there (its samples compared as far as they have been written
+to that length, `agreement.py`). A review that doubts it shows nothing more for now; the
+next sentence's may pass (a yes the next sentence restricts). A doubt no continuation can
+lift (a figure given stays given, `Review.lasting`) stops the reply there. Once the reply is
+written, it is reviewed whole; if that doubts it, the rest is not shown, and its source
+lines are quoted after what was (`finish.py`). A reply that opens with a plain yes or no is
+shown only whole: the customer acts on the yes, and a reply the checks doubt further on is
+no ground for it.
+
+When a turn's requests go one at a time (the eval), nothing is checked while the reply is
+written (a check would share its steps); its sentences are reviewed after it, in order
+(`replay`), and what is shown is the same as if they had been checked as they came.
+"""
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+
+from backend.engine.interface import TokenDelta
+from backend.turns.checks import FinishedReply, Review
+from backend.turns.events import Token, TurnStream
+
+# A sentence ends in one of these followed by a space, or in a full-width stop or a line break.
+STOPS = ".!?…"
+CLOSED_STOPS = "。！？\n"
+
+
+class CheckedRelease:
+    def __init__(self, stream: TurnStream, *, live: bool = True):
+        self.stream = stream
+        self.live = live  # checked as the sentences end; else only `replay`ed, after the reply
+        self.deltas: list[TokenDelta] = []
+        self.ends: list[int] = []  # how many deltas each sentence so far ends after
+        self.shown = ""  # the reply's readable text the customer has been shown
+        self.first_shown_at: float | None = None  # time.perf_counter() of its first word
+        self.checks: list | None = None  # the reply's checks, chosen once (`finish.py`)
+        self.doubt: Review | None = None  # a lasting doubt of the reply so far: it stops there
+        self._readable: Callable[[str], str] = str
+        self._review: Callable[[FinishedReply], Awaitable[Review]] | None = None
+        self._reply_ids: Callable[[list[int]], list[int]] = list
+        self._answers_yes_or_no: Callable[[str], bool] = lambda text: False
+        self._checked = 0  # the sentence end last reviewed, in deltas
+        self._checking: asyncio.Task[None] | None = None
+
+    def attach(
+        self,
+        readable: Callable[[str], str],
+        review: Callable[[FinishedReply], Awaitable[Review]],
+        reply_ids: Callable[[list[int]], list[int]],
+        answers_yes_or_no: Callable[[str], bool],
+    ) -> None:
+        """How the reply's raw text is read by the customer, how it is reviewed, the token ids
+        of a reply that ends with given ones (what a model's check reads after the prompt), and
+        whether a reply opens with a plain yes or no."""
+        self._readable, self._review, self._reply_ids = readable, review, reply_ids
+        self._answers_yes_or_no = answers_yes_or_no
+
+    def feed(self, delta: TokenDelta) -> None:
+        """The reply's next piece; a sentence that ended before it or with it is checked."""
+        if self.deltas and _ends_before(self.deltas[-1].text, delta.text):
+            self._sentence_ended()
+        self.deltas.append(delta)
+        if _ends_with(delta.text):
+            self._sentence_ended()
+
+    def _sentence_ended(self) -> None:
+        self.ends.append(len(self.deltas))
+        if self.live and (self._checking is None or self._checking.done()):
+            self._checking = asyncio.create_task(self._check_latest())
+
+    async def settle(self) -> None:
+        """The reply is written: a check still running is dropped (it is reviewed whole now)."""
+        if self._checking is not None and not self._checking.done():
+            self._checking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._checking
+        self._checking = None
+
+    async def replay(self) -> None:
+        """Each sentence end reviewed in order, as `feed` would have as they came."""
+        for end in self.ends:
+            if self.doubt is not None:
+                return
+            await self._check(end)
+
+    def rest(self, whole: str) -> str:
+        """What of the whole reply's readable text is still to be shown."""
+        return whole[len(self.shown) :] if whole.startswith(self.shown) else ""
+
+    def mark_shown(self, text: str) -> None:
+        self.shown += text
+        if text and self.first_shown_at is None:
+            self.first_shown_at = time.perf_counter()
+
+    async def _check_latest(self) -> None:
+        while self.ends[-1] > self._checked and self.doubt is None:
+            await self._check(self.ends[-1])
+
+    async def _check(self, end: int) -> None:
+        assert self._review is not None, "attach() first"
+        self._checked = end
+        deltas = self.deltas[:end]
+        raw, ids = "".join(d.text for d in deltas), [i for d in deltas for i in d.token_ids]
+        text = self._readable(raw)
+        if not text.startswith(self.shown) or not text[len(self.shown) :].strip():
+            return  # nothing new to read (or a heading the whole reply will drop)
+        so_far = FinishedReply(text, self._reply_ids(ids), written_tokens=len(ids), whole=False)
+        review = await self._review(so_far)
+        if not review.doubts and not self._answers_yes_or_no(text):
+            new = text[len(self.shown) :]
+            self.stream.put(Token(new))
+            self.mark_shown(new)
+        elif review.lasting:
+            self.doubt = review
+
+
+def _ends_with(piece: str) -> bool:
+    """A sentence ends with this piece: a full-width stop or a line break, or a stop and a space."""
+    return piece[-1:] in tuple(CLOSED_STOPS) or (piece[-1:].isspace() and piece.rstrip()[-1:] in tuple(STOPS))
+
+
+def _ends_before(before: str, after: str) -> bool:
+    """A sentence ended with the piece `before`, as the next one (`after`) shows: a stop then a
+    space ("3.5" is a figure, "3. " an end)."""
+    return before[-1:] in tuple(STOPS) and after[:1].isspace()

@@ -1,0 +1,159 @@
+"""A held reply shown a sentence at a time (`turns/release.py`): each sentence once the reply up
+to it has passed the checks, before the rest is written; a later sentence the checks doubt is
+never shown, and the source lines are quoted after what was. Through the turn on the real
+engine, its reply replaced by scripted pieces (the tiny model writes only newlines)."""
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from backend.engine.interface import GenerationResult, SampleProgress, TokenDelta
+from backend.turns.agreement import Samples, enough_tokens
+from backend.turns.events import Done, Token
+from backend.turns.release import _ends_before, _ends_with
+from tests.helpers import WrappedEngine, done_of, open_conversation, stored
+
+QUESTION = "How long is the warranty on backpacks?"
+RIGHT = "All backpacks carry a 3-year warranty."
+WRONG_NEXT = " The warranty on backpacks is 2 years."  # the policy: backpacks 3 years, tents 2
+RIGHT_NEXT = " Zips are covered too."
+
+
+class Pieces(WrappedEngine):
+    """A reply written as the given pieces; its end waits until the test lets it go."""
+
+    def __init__(self, inner, pieces: list[str]):
+        super().__init__(inner)
+        self.pieces = pieces
+        self.go = asyncio.Event()
+
+    async def stream(self, prompt_ids, **options):
+        if not str(options.get("request_id", "")).startswith("reply-"):
+            async for item in self.inner.stream(prompt_ids, **options):
+                yield item
+            return
+        for n, piece in enumerate(self.pieces):
+            await asyncio.sleep(0.01)  # a step of the engine
+            yield TokenDelta(piece, [100 + n])
+        await self.go.wait()
+        ids = [100 + n for n in range(len(self.pieces))]
+        yield GenerationResult("".join(self.pieces), ids, "stop", len(prompt_ids), 0, 0.01, 0.02)
+
+
+async def first_then_rest(make_services, tiny_engine, pieces: list[str], **settings):
+    """The turn's events up to its first token (the reply not yet ended), and the rest."""
+    engine = Pieces(tiny_engine, pieces)
+    if settings.get("one_request_at_a_time"):
+        engine.go.set()  # nothing is checked, so nothing shown, until the reply has ended
+    services = await make_services(engine=engine, answer_checks="strict", **settings)
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, QUESTION)
+    events = turn.events()
+    before = []
+    async for event in events:
+        before.append(event)
+        if isinstance(event, (Token, Done)):
+            break
+    engine.go.set()
+    rest = [event async for event in events]
+    _, messages = await stored(services, cid)
+    return before, rest, messages[-1]
+
+
+def test_a_sentence_ends_at_a_stop_and_a_space_not_inside_a_figure():
+    assert _ends_before("warranty.", " Zips") and _ends_with("warranty. ") and _ends_with("好的。")
+    assert _ends_with("Hello:\n") and not _ends_before("3.", "5") and not _ends_with("3.")
+    assert not _ends_before("Yes", "!") and not _ends_before("", " ")
+
+
+async def test_a_checked_sentence_is_shown_before_the_reply_ends(make_services, tiny_engine):
+    before, rest, stored_reply = await first_then_rest(
+        make_services, tiny_engine, ["All backpacks carry", " a 3-year warranty.", RIGHT_NEXT]
+    )
+    assert isinstance(before[-1], Token) and before[-1].text == RIGHT  # the reply has not ended
+    tokens = [event.text for event in rest if isinstance(event, Token)]
+    done = done_of([*before, *rest])
+    assert tokens == [RIGHT_NEXT] and done.text == RIGHT + RIGHT_NEXT and not done.withheld
+    assert stored_reply.text == done.text and stored_reply.withheld_text is None
+
+
+@pytest.mark.parametrize("one_at_a_time", [False, True])
+async def test_a_doubted_sentence_is_never_shown_the_source_is_quoted_after_what_was(
+    make_services, tiny_engine, one_at_a_time
+):
+    before, rest, stored_reply = await first_then_rest(
+        make_services, tiny_engine, [RIGHT, WRONG_NEXT], one_request_at_a_time=one_at_a_time
+    )
+    tokens = [event.text for event in [*before, *rest] if isinstance(event, Token)]
+    done = done_of([*before, *rest])
+    assert tokens[0] == RIGHT and not any("2 years" in token for token in tokens)
+    assert done.withheld and done.doubt == "2 year where the policy says 3 year"
+    assert done.text == "".join(tokens) and done.text.startswith(RIGHT + "\n\nHere is what our policy says:")
+    assert "pass you to a colleague" in done.text
+    assert stored_reply.text == done.text and stored_reply.withheld_text == RIGHT + WRONG_NEXT
+
+
+class Gradual:
+    """Samples written a piece at a time, each piece when the test says."""
+
+    def __init__(self):
+        self.step = asyncio.Event()
+
+    async def sample(self, prompt_ids, *, n, progress: SampleProgress, **options):
+        for _ in range(4):
+            await self.step.wait()
+            self.step.clear()
+            for index in range(n):
+                progress.add(index, f"{index}:4 words. ", 8, ended=False)
+        return progress.texts()
+
+
+async def test_the_reply_so_far_waits_for_samples_as_long_as_it_needs():
+    engine = Gradual()
+    message = SimpleNamespace(
+        context_ids=[1, 2],
+        user=SimpleNamespace(id=1),
+        bot=SimpleNamespace(cache_salt=None),
+        conversation=SimpleNamespace(id="c"),
+    )
+    samples = Samples(engine, message, 2)
+    waiting = asyncio.create_task(samples.texts_so_far(8))  # needs enough_tokens(8) == 16 each
+    assert enough_tokens(8) == 16
+    for _ in range(2):
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        engine.step.set()
+    assert await waiting == ["0:4 words. 0:4 words. ", "1:4 words. 1:4 words. "]
+    samples.cancel()
+
+
+async def test_a_figure_no_continuation_can_take_back_stops_the_reply_there(make_services, tiny_engine):
+    # The figure is wrong whatever follows: the reply is stopped (its end is never let go).
+    engine = Pieces(tiny_engine, [WRONG_NEXT.strip(), *[" More"] * 20])
+    services = await make_services(engine=engine, answer_checks="strict")
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, QUESTION)
+    events = await asyncio.wait_for(collect(turn.events()), timeout=30)
+    done = done_of(events)
+    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
+    assert done.text.startswith("Here is what our policy says:") and done.doubt.startswith("2 year")
+    assert not any("2 years" in event.text for event in events if isinstance(event, Token))
+    _, messages = await stored(services, cid)
+    assert messages[-1].withheld_text.startswith(WRONG_NEXT.strip() + " More")
+
+
+async def collect(events):
+    return [event async for event in events]
+
+
+async def test_a_reply_that_opens_with_yes_or_no_is_shown_only_whole(make_services, tiny_engine):
+    before, rest, stored_reply = await first_then_rest(
+        make_services, tiny_engine, ["Yes, backpacks are covered.", WRONG_NEXT, *[" More"] * 20]
+    )  # stopped at the wrong figure: nothing waits for its end
+    events = [*before, *rest]
+    tokens = [event.text for event in events if isinstance(event, Token)]
+    assert len(tokens) == 1 and tokens[0].startswith("Here is what our policy says:")
+    assert done_of(events).withheld and stored_reply.withheld_text.startswith("Yes, backpacks")
