@@ -5,7 +5,8 @@
                 bot's own sources word for word, or offers (or hands over to) a person;
                 the app's own quote of source lines (in the place of a doubted reply, or
                 of "I don't know") is the sources themselves, whatever other figures its
-                lines give: right if it states what the case expects, else held back
+                lines give: right if it states what the case expects, else held back; the
+                sentences shown before it are judged on their own
     wrong       anything else: a false figure or fact, a yes or no the wrong way, a phrase the
                 case forbids, the prompt's own scaffolding, or a request for a person ignored
 
@@ -68,17 +69,23 @@ class Ground:
 
 def classify(case: Case, reply: str, handed_off: bool, passed: bool, ground: Ground) -> tuple[Outcome, str]:
     """The reply's outcome, and why, when it is not right."""
-    lowered = reply.lower()
     if shown := [phrase for phrase in ground.scaffolding if phrase and phrase in reply]:
         return Outcome.WRONG, f"shows the prompt's own text {shown[0][:40]!r}"
     if _quotes_sources(reply, ground):
         return (Outcome.RIGHT, "") if passed else (Outcome.HELD_BACK, "quotes its sources")
-    if said := [phrase for phrase in case.forbid if phrase.lower() in lowered]:
+    # Sentences shown before the app's quote (turns/release.py) are the model's; the quote
+    # after them is the sources', as a quote alone is.
+    own = _before_quote(reply, ground)
+    if said := [phrase for phrase in case.forbid if phrase.lower() in own.lower()]:
         return Outcome.WRONG, f"says {said[0]!r}"
-    if case.polarity and (opened := _opening(reply, ground.openings)) and opened != case.polarity:
+    if case.polarity and (opened := _opening(own, ground.openings)) and opened != case.polarity:
         return Outcome.WRONG, f"answers {opened} where the answer is {case.polarity}"
     if passed:
         return Outcome.RIGHT, ""
+    if own != reply:
+        if unsupported := figures.unsupported(own, *ground.source_texts):
+            return Outcome.WRONG, unsupported[0]
+        return Outcome.HELD_BACK, "quotes its sources after its own sentences"
     if case.handoff and not handed_off:
         return Outcome.WRONG, "a person was asked for and not given"
     if handed_off:
@@ -113,6 +120,16 @@ def _quotes_sources(reply: str, ground: Ground) -> bool:
             if all(_squash(line) in lines for line in quoted if line.strip()):
                 return True
     return False
+
+
+def _before_quote(reply: str, ground: Ground) -> str:
+    """The reply's own sentences before the app's quote of source lines (the whole reply if
+    no quote follows them)."""
+    for frame in ground.quote_frames:
+        start = reply.rfind("\n\n" + frame.partition("{line}")[0])
+        if start > 0 and _quotes_sources(reply[start + 2 :], ground):
+            return reply[:start]
+    return reply
 
 
 def _opening(reply: str, openings: Openings) -> str | None:

@@ -107,3 +107,16 @@ def test_the_gate_holds_wrong_down_and_right_up():
     ]
     old = {"shop-en": {"cases": 50, "passed": 30}}  # a baseline from before outcomes: passed cases
     assert regressions({"shop-en": result(27, 2)}, old, margin=2) == ["  shop-en: 27/50 passed, baseline 30"]
+
+
+def test_sentences_shown_before_the_apps_quote_are_judged_apart_from_it(shop):
+    # The quote after them (turns/release.py) is the sources', whatever figures it gives.
+    lines = [line for line in shop.source_lines if "warranty" in line][:2]
+    quote = shop.quote_frames[0].replace("{line}", "\n".join(lines))
+    jackets = Case("jacket warranty", ("Warranty on jackets?",), (("3-year",),), ("2-year",))
+    asked = "Is there a warranty on jackets?"
+    assert outcome(jackets, f"{asked}\n\n{quote}", shop) is Outcome.HELD_BACK
+    assert outcome(jackets, f"Jackets: 3-year cover.\n\n{quote}", shop, passed=True) is Outcome.RIGHT
+    assert outcome(jackets, f"Jackets have a 2-year warranty.\n\n{quote}", shop) is Outcome.WRONG
+    assert outcome(jackets, f"Jackets are covered for 17 months.\n\n{quote}", shop) is Outcome.WRONG
+    assert outcome(CANADA, f"Yes, we do.\n\n{quote}", shop) is Outcome.WRONG
