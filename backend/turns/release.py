@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from backend.engine.interface import TokenDelta
-from backend.turns.checks import FinishedReply, Review
+from backend.turns.checks import FinishedReply, ReplyCheck, Review
 from backend.turns.events import Token, TurnStream
 
 # A sentence ends in one of these followed by a space, or in a full-width stop or a line break.
@@ -39,7 +39,7 @@ class CheckedRelease:
         self.ends: list[int] = []  # how many deltas each sentence so far ends after
         self.shown = ""  # the reply's readable text the customer has been shown
         self.first_shown_at: float | None = None  # time.perf_counter() of its first word
-        self.checks: list | None = None  # the reply's checks, chosen once (`finish.py`)
+        self.checks: list[ReplyCheck] | None = None  # the reply's checks, chosen once (`finish.py`)
         self.doubt: Review | None = None  # a lasting doubt of the reply so far: it stops there
         self._readable: Callable[[str], str] = str
         self._review: Callable[[FinishedReply], Awaitable[Review]] | None = None
