@@ -17,13 +17,7 @@ from collections import defaultdict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from backend.engine.interface import (
-    EngineUnavailable,
-    GenerationResult,
-    LabelRead,
-    SampleProgress,
-    TokenDelta,
-)
+from backend.engine.interface import EngineUnavailable, GenerationResult, LabelRead, TokenDelta
 from backend.engine.remote import Replica, ReplicaUnavailable
 from backend.engine.routing.router import Router, least_loaded
 
@@ -213,11 +207,10 @@ class ReplicaPool:
         cache_salt: str | None = None,
         affinity_key: str | None = None,
         enough: Callable[[], int] | None = None,
-        progress: SampleProgress | None = None,
+        progress: object = None,  # not filled: a replica writes them whole
     ) -> list[str]:
         """On the conversation's replica (its prompt is cached there); another if it is down.
-        A replica writes them whole (`enough` is not read, `progress` stays empty): one
-        request, not a stream."""
+        A replica writes them whole (`enough` is not read): one request, not a stream."""
         options = {"request_id": request_id, "cache_salt": cache_salt, "session": affinity_key}
         return await self._on_replica(
             affinity_key,

@@ -75,9 +75,12 @@ def ms(value: float) -> str:
 
 
 def span(start: int) -> str:
-    """format.js's `bucketSpan` for a 10-second bucket, in the page's time zone."""
+    """format.js's `bucketSpan` for a 10-second bucket, in the page's time zone: its day first
+    when that is not today (a bucket from before midnight)."""
     clock = [datetime.fromtimestamp(t, ZoneInfo(ZONE)).strftime("%H:%M:%S") for t in (start, start + STEP)]
-    return f"{clock[0]} to {clock[1]}"
+    day = datetime.fromtimestamp(start, ZoneInfo(ZONE)).date()
+    text = f"{clock[0]} to {clock[1]}"
+    return text if day == datetime.now(ZoneInfo(ZONE)).date() else f"{day.day} {day:%b}, {text}"
 
 
 async def series(url: str, admin: dict[str, str]) -> dict[int, dict]:
