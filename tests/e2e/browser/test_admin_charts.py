@@ -80,7 +80,8 @@ def span(start: int) -> str:
     clock = [datetime.fromtimestamp(t, ZoneInfo(ZONE)).strftime("%H:%M:%S") for t in (start, start + STEP)]
     day = datetime.fromtimestamp(start, ZoneInfo(ZONE)).date()
     text = f"{clock[0]} to {clock[1]}"
-    return text if day == datetime.now(ZoneInfo(ZONE)).date() else f"{day.day} {day:%b}, {text}"
+    month = "Sept" if day.month == 9 else f"{day:%b}"  # as en-GB writes it
+    return text if day == datetime.now(ZoneInfo(ZONE)).date() else f"{day.day} {month}, {text}"
 
 
 async def series(url: str, admin: dict[str, str]) -> dict[int, dict]:
