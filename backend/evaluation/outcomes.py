@@ -82,16 +82,14 @@ def classify(case: Case, reply: str, handed_off: bool, passed: bool, ground: Gro
         return Outcome.WRONG, f"answers {opened} where the answer is {case.polarity}"
     if passed:
         return Outcome.RIGHT, ""
-    if own != reply:
-        if unsupported := figures.unsupported(own, *ground.source_texts):
-            return Outcome.WRONG, unsupported[0]
-        return Outcome.HELD_BACK, "quotes its sources after its own sentences"
     if case.handoff and not handed_off:
         return Outcome.WRONG, "a person was asked for and not given"
     if handed_off:
         return Outcome.HELD_BACK, "handed over to a person"
-    if unsupported := figures.unsupported(reply, *ground.source_texts):
+    if unsupported := figures.unsupported(own, *ground.source_texts):
         return Outcome.WRONG, unsupported[0]
+    if own != reply:
+        return Outcome.HELD_BACK, "quotes its sources after its own sentences"
     if why := _holds_back(reply, ground):
         return Outcome.HELD_BACK, why
     return Outcome.WRONG, "states what the case does not expect"
