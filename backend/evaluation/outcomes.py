@@ -131,8 +131,7 @@ def _before_quote(reply: str, ground: Ground) -> str:
 
 
 def _opening(reply: str, openings: Openings) -> str | None:
-    opening, _ = openings.of(reply + " ")
-    return {Opening.YES: "yes", Opening.NO: "no"}.get(opening)
+    return {Opening.YES: "yes", Opening.NO: "no"}.get(openings.answer(reply))
 
 
 def _squash(text: str) -> str:

@@ -37,6 +37,15 @@ class Openings:
             undecided = undecided or started is Start.UNDECIDED
         return (Opening.UNDECIDED, "") if undecided else (Opening.NEITHER, "")
 
+    def answer(self, text: str) -> Opening:
+        """How a written reply (or sentence) opens: yes, no or neither; it is never undecided,
+        since no more text will come."""
+        opening = self.of(text + " ")[0]
+        return Opening.NEITHER if opening is Opening.UNDECIDED else opening
+
+    def answers_yes_or_no(self, text: str) -> bool:
+        return self.answer(text) is not Opening.NEITHER
+
 
 class Start(enum.Enum):
     YES = "yes"  # the text starts with one of the words

@@ -52,9 +52,7 @@ class Claims:
 
 
 def claims_of(text: str, openings: Openings | None) -> Claims:
-    opening = openings.of(text + " ")[0] if openings is not None else Opening.NEITHER
-    if opening is Opening.UNDECIDED:
-        opening = Opening.NEITHER
+    opening = openings.answer(text) if openings is not None else Opening.NEITHER
     # As figures.unsupported counts them: a bare number of fewer than three digits is list
     # numbering and the like, not a claim.
     stated = frozenset(

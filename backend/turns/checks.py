@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from backend.engine.interface import Engine
 from backend.prompting.judge_prompts import format_item
-from backend.prompting.openings import Opening
 from backend.turns import figures, grounding
 from backend.turns.decisions import AcceptedMessage
 
@@ -111,10 +110,10 @@ async def grounded_in_matching_lines(
     definition, question = message.bot.definition, message.user.text
     lines = definition.reference.matching(question, MATCHING_LINES)
     if not lines:  # nothing in the sources is about it: a plain yes or no is made up
-        opened = definition.yes_no.of(reply.text + " ")[0] if definition.yes_no else Opening.NEITHER
         made_up = ("answers yes or no where nothing in the sources is about the question",)
+        yes_or_no = definition.yes_no is not None and definition.yes_no.answers_yes_or_no(reply.text)
         return Review(
-            doubts=made_up if opened in (Opening.YES, Opening.NO) else (),
+            doubts=made_up if yes_or_no else (),
             seconds=time.perf_counter() - started,
             lasting=True,  # a reply's opening does not change
         )

@@ -11,7 +11,7 @@ from backend.conversations.models import HANDOVER, ConversationStatus
 from backend.engine.interface import GenerationResult
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
-from backend.prompting.openings import Opening, Openings
+from backend.prompting.openings import Openings
 from backend.turns import settlement
 from backend.turns.agreement import samples_agree
 from backend.turns.checks import FinishedReply, ReplyCheck, Review, review_reply
@@ -244,4 +244,4 @@ class ReplyFinisher:
 
 
 def _answers_yes_or_no(openings: Openings | None, text: str) -> bool:
-    return openings is not None and openings.of(text + " ")[0] in (Opening.YES, Opening.NO)
+    return openings is not None and openings.answers_yes_or_no(text)
