@@ -85,13 +85,10 @@ class Settings(BaseSettings):
     dtype: str = "auto"
     enforce_eager: bool = True  # compilation costs minutes at start-up on the CPU
     seed: int = 0
-    # Speculative decoding by prompt lookup ("ngram"): the engine finds the last few tokens of
-    # the reply earlier in the prompt and proposes what followed them there as a draft, which
-    # one step verifies. Replies that quote the policy then take several tokens per step, with
-    # no draft model; greedy replies stay the same. "off" (the default): one token per step,
-    # so that replies can be checked against samples (`[answers] samples`), which vLLM's CPU
-    # build garbles while it drafts; a reply is shown once written and checked, so drafting
-    # would show it sooner, and a wrong answer is worse than a slower one (docs/quality.md).
+    # Speculative decoding by prompt lookup ("ngram"): what followed the reply's last tokens in
+    # the prompt is proposed as a draft, verified in one step; greedy replies stay the same.
+    # "off" (the default): replies can be checked against samples (`[answers] samples`), which
+    # vLLM's CPU build garbles while it drafts; a wrong answer is worse than a slower one.
     speculative_method: Literal["off", "ngram"] = "off"
     speculative_tokens: int = Field(default=5, ge=1)  # draft tokens proposed per step
     speculative_lookup_min: int = Field(default=2, ge=1)  # n-gram sizes looked up in the prompt
@@ -101,13 +98,14 @@ class Settings(BaseSettings):
     # 0: draft at every batch size.
     speculative_max_batch: int = Field(default=8, ge=0)
 
-    # Where replies are generated: "embedded" (vLLM in this process) or "remote" (a pool of
-    # `vllm serve` replicas at `engine_urls`, started with prefix caching, the same model and
-    # the same block size). Every app process of a deployment must list the same URLs.
+    # "embedded" (vLLM in this process) or "remote": `vllm serve` replicas at `engine_urls` (same model
+    # and block size, prefix caching on), or a router before them; every app process lists the same.
     engine: Literal["embedded", "remote"] = "embedded"
     engine_urls: Annotated[list[str], NoDecode] = []  # env: comma-separated, or a JSON list
-    # "cache_aware": a conversation stays on the replica that holds its history; "round_robin"
-    # ignores affinity (the baseline the routing benchmark compares against).
+    # The header every request of a conversation carries its id in, for a router in front of
+    # the replicas (vllm-router's consistent_hash reads X-Session-Id; docs/scaling.md).
+    session_header: str = Field(default="X-Session-Id", pattern=r"^[A-Za-z0-9-]+$")
+    # "cache_aware": a conversation stays on the replica that holds its history; "round_robin": the baseline.
     routing: Literal["cache_aware", "round_robin"] = "cache_aware"
     routing_load_factor: float = 1.25  # bounded-load hashing: no replica above 1.25x the mean
     # Affinity yields to balance once the conversation's replica has this many more requests in
@@ -115,6 +113,9 @@ class Settings(BaseSettings):
     routing_balance_abs_threshold: int = 8
     routing_balance_rel_threshold: float = 1.5
     health_check_interval_s: float = 2.0
+    # What answers 200 while requests can be served: a replica's /health; vllm-router's /readiness
+    # (its /health fails while any replica is down).
+    engine_health_path: str = Field(default="/health", pattern=r"^/[A-Za-z0-9_/.-]*$")
     engine_request_timeout_s: float = 300.0
     engine_start_timeout_s: float = 600.0  # replicas load their model meanwhile
 
@@ -133,12 +134,9 @@ class Settings(BaseSettings):
     # Hold a reply that opens with a plain yes or no until the bot's opening judge agrees; if it
     # does not, write it again with the matching policy lines (or hand over, as the bot says).
     second_try: bool = True
-    # The turn's engine requests one at a time: the gates (the handoff judges) before the
-    # reply's request starts, not beside its prefill, and a quote's policy lines once the reply
-    # has said it does not know, not beside its first words. The CPU build rounds floats
-    # differently when requests share an engine step, so only then does a conversation get the
-    # same reply every time; the eval's own app does this. It costs the first token the
-    # judges' whole time.
+    # The turn's engine requests one at a time (the judges before the reply, not beside it): the
+    # CPU build rounds floats differently when requests share a step, so only then is a reply the
+    # same every time (the eval's app). It costs the first token the judges' whole time.
     one_request_at_a_time: bool = False
     # How every bot's replies are checked before they are shown (prompting/answers.py): "bot"
     # as each bot's `[answers] checks` says, or "strict", "balanced" or "off" for all of them.
@@ -223,7 +221,10 @@ class Settings(BaseSettings):
     def _engine_urls(cls, value: Any) -> list[str]:
         if isinstance(value, str):
             value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
-        return [url.strip().rstrip("/") for url in value if url.strip()]
+        urls = [url.strip().rstrip("/") for url in value if url.strip()]
+        if wrong := [url for url in urls if not re.fullmatch(r"https?://[^/\s?#]+(/\S*)?", url)]:
+            raise ValueError(f"PREFIXDESK_ENGINE_URLS: write each as http://host:port, not {wrong[0]!r}")
+        return urls
 
     @field_validator("widget_origins")
     @classmethod

@@ -14,11 +14,15 @@ ScenarioOption = Annotated[
     list[str] | None,
     typer.Option(
         help="article, random, multiturn, support, speculative, knowledge, capacity "
-        "(repeat to pick several; default all)."
+        "(repeat to pick several; default all); routing (alone: its own replicas and ways)."
     ),
 ]
 WayOption = Annotated[
-    list[str] | None, typer.Option(help="app, engine, peer (repeat to pick several; default all).")
+    list[str] | None,
+    typer.Option(
+        help="app, engine, peer (repeat to pick several; default all); for routing: "
+        "router_consistent_hash, router_cache_aware, router_kv_aware, pool, round_robin."
+    ),
 ]
 RequestsOption = Annotated[int, typer.Option(help="Requests of `article` and `random`.")]
 ConversationsOption = Annotated[int, typer.Option(help="Conversations of `multiturn`.")]
@@ -108,6 +112,13 @@ def bench_command(
     returning customers against live conversations for a KV cache size (`capacity`).
     Results of scenarios not run are kept in --out."""
     settings = settings_given(ctx.obj)
+    if scenario and "routing" in scenario:
+        if scenario != ["routing"]:
+            _fail("run --scenario routing on its own: it starts replicas and routers of its own")
+        _run_routing(
+            settings, model, way, LoadShape(conversations=conversations, turns=turns), max_tokens, out
+        )
+        return
     selection = _selection(scenario, way, caching, group_by_way)
     load = LoadShape(requests, conversations, turns, _rates(rates), window, max_tokens)
     knowledge = KnowledgeOptions(
@@ -158,6 +169,39 @@ def _run(options: BenchOptions, settings: Settings, model: Path | None) -> None:
         run_bench(options, settings, echo=typer.echo)
     except ValueError as error:  # a bad option found before any run
         _fail(str(error))
+
+
+def _run_routing(
+    settings: Settings,
+    model: Path | None,
+    ways: list[str] | None,
+    load: LoadShape,
+    max_tokens: int,
+    out: Path,
+) -> None:
+    """Two local replicas; the same conversations through each way; `routing` in --out."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from backend.bench import routing
+
+    update = {"max_reply_tokens": max_tokens, **({"model": model.resolve()} if model else {})}
+    started_at = datetime.now(UTC)
+    try:
+        results = asyncio.run(
+            routing.run(
+                settings.model_copy(update=update),
+                ways or list(routing.WAYS),
+                replicas=2,
+                conversations=load.conversations,
+                turns=load.turns,
+            )
+        )
+    except ValueError as error:  # an unknown way, found before anything starts
+        _fail(str(error))
+    routing.write_section(results, started_at, out)
+    typer.echo(routing.table(results))
+    typer.echo(f"written: {out} (routing)")
 
 
 def _rates(text: str) -> tuple[float, ...]:

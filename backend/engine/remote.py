@@ -29,7 +29,7 @@ from backend.sse_reader import read_sse
 logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 5.0
-SESSION_HEADER = "X-Session-Id"  # what vLLM production-stack's session router keys on, if set so
+SESSION_HEADER = "X-Session-Id"  # what vllm-router's consistent_hash reads first
 LOAD_METRICS = ("vllm:num_requests_running", "vllm:num_requests_waiting")
 
 
@@ -58,10 +58,19 @@ def cached_tokens(usage: dict[str, Any]) -> int:
 
 class Replica:
     def __init__(
-        self, url: str, *, temperature: float, timeout_s: float, client: httpx.AsyncClient | None = None
+        self,
+        url: str,
+        *,
+        temperature: float,
+        timeout_s: float,
+        session_header: str = SESSION_HEADER,
+        health_path: str = "/health",
+        client: httpx.AsyncClient | None = None,
     ):
         self.url = url.rstrip("/")
         self.temperature = temperature
+        self.session_header = session_header
+        self.health_path = health_path
         self.model: str | None = None  # the served model's name, from /v1/models
         self.max_model_len: int | None = None
         self._client = client or httpx.AsyncClient(
@@ -73,9 +82,9 @@ class Replica:
         return f"Replica({self.url})"
 
     async def probe(self) -> bool:
-        """True if the replica answers /health (and, the first time, says what it serves)."""
+        """True if the replica answers its health path (and, the first time, says what it serves)."""
         try:
-            response = await self._client.get(f"{self.url}/health", timeout=PROBE_TIMEOUT_S)
+            response = await self._client.get(f"{self.url}{self.health_path}", timeout=PROBE_TIMEOUT_S)
             if response.status_code != 200:
                 return False
             if self.model is None:
@@ -102,6 +111,12 @@ class Replica:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    def _headers(self, session: str | None, cache_salt: str | None) -> dict[str, str]:
+        """The session key a router in front of replicas routes on: the conversation's id, or,
+        for a bot's prefix being warmed, the bot's salt (its warm-ups stay together)."""
+        key = session or (f"prefix-{cache_salt}" if cache_salt else None)
+        return {self.session_header: key} if key else {}
 
     def _body(
         self, prompt_ids: Sequence[int], max_tokens: int, request_id: str, cache_salt: str | None
@@ -135,9 +150,9 @@ class Replica:
         cache_salt: str | None = None,
         session: str | None = None,
     ) -> AsyncGenerator[TokenDelta | GenerationResult, None]:
-        """`session` goes out as `X-Session-Id`, for a session-aware router in front of replicas."""
+        """`session` (the conversation) goes out in the session header, for a router before replicas."""
         body = self._body(prompt_ids, max_tokens, request_id or uuid.uuid4().hex, cache_salt)
-        headers = {SESSION_HEADER: session} if session else {}
+        headers = self._headers(session, cache_salt)
         reply = StreamAccumulator(len(prompt_ids))
         try:
             # Leaving this block (the caller stopped reading) closes the connection, and
@@ -180,7 +195,7 @@ class Replica:
             return_tokens_as_token_ids=True,  # keys "token_id:<id>", not text that may collide
         )
         del body["stream_options"]
-        headers = {SESSION_HEADER: session} if session else {}
+        headers = self._headers(session, cache_salt)
         started = time.perf_counter()
         try:
             response = await self._client.post(f"{self.url}/v1/completions", json=body, headers=headers)
@@ -214,7 +229,7 @@ class Replica:
         body = self._body(prompt_ids, max_tokens, request_id or uuid.uuid4().hex, cache_salt)
         body.update(stream=False, n=n, temperature=temperature, seed=seed, return_token_ids=False)
         del body["stream_options"]
-        headers = {SESSION_HEADER: session} if session else {}
+        headers = self._headers(session, cache_salt)
         try:
             response = await self._client.post(f"{self.url}/v1/completions", json=body, headers=headers)
         except httpx.HTTPError as error:

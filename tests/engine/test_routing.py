@@ -260,3 +260,12 @@ def test_replica_urls_come_comma_separated_or_as_json(monkeypatch):
     monkeypatch.setenv("PREFIXDESK_ENGINE_URLS", "")
     with pytest.raises(ValueError, match="ENGINE_URLS"):
         Settings()
+
+
+async def test_with_one_url_a_router_in_front_chooses_and_no_routing_state_is_kept():
+    assignments = MemoryAssignments(3600)
+    pool, fakes = await started_pool([A], assignments=assignments)
+    await reply(pool, [1, 2], "c1")
+    assert len(fakes[A].requests) == 1 and fakes[A].sessions == ["c1"]
+    assert await assignments.get("c1") is None
+    pool.shutdown()

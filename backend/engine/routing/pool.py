@@ -62,7 +62,8 @@ class ReplicaPool:
                 break
             if asyncio.get_running_loop().time() > deadline:
                 raise EngineUnavailable(
-                    f"no replica answered within {timeout_s:.0f} s: {list(self.replicas)}"
+                    f"nothing at PREFIXDESK_ENGINE_URLS answered /health within {timeout_s:.0f} s "
+                    f"(PREFIXDESK_ENGINE_START_TIMEOUT_S): {', '.join(self.replicas)}"
                 )
             await asyncio.sleep(min(self.health_interval_s, 1.0))
         lengths = [r.max_model_len for r in self.replicas.values() if r.max_model_len]
@@ -242,6 +243,8 @@ class ReplicaPool:
         routable = self._routable(tried)
         if not routable:
             raise EngineUnavailable("no model replica is available")
+        if len(self.replicas) == 1:  # one replica, or a router before them: nothing to choose
+            return routable[0]
         warm = [url for url in routable if salt in self._warm[url]]
         return await self.router.choose(key, routable, self.loads(), warm)
 

@@ -17,7 +17,7 @@ from backend.config import PROJECT_ROOT
 
 COMPOSE_FILE = PROJECT_ROOT / "docker-compose.yml"
 SCHEMA = Path(__file__).parent / "data" / "compose_spec.json"
-PROFILES = ("embedded", "cpu", "replicas")
+PROFILES = ("embedded", "cpu", "replicas", "router")
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +102,19 @@ def test_replicas_are_vllm_servers_with_prefix_caching_behind_several_apps(compo
     assert len({environment(app)["DATABASE_URL"] for app in apps.values()}) == 1
     assert len({environment(app)["REDIS_URL"] for app in apps.values()}) == 1
     assert not any("embedded" in s.get("profiles", []) for s in {**replicas, **apps}.values())
+
+
+def test_the_router_profile_puts_vllm_router_before_the_replicas_and_the_apps_behind_it(compose):
+    services = in_profile(compose, "router")
+    replicas = {name for name, s in services.items() if s.get("image", "").startswith("vllm/vllm-openai")}
+    router = " ".join(services["router"]["command"])
+    assert "vllm-router==" in router and "--policy consistent_hash" in router
+    workers = router.split("--worker-urls", 1)[1].split()[:2]
+    assert set(workers) == {f"http://{name}:8000" for name in replicas}
+    apps = [s for s in services.values() if environment(s).get("PREFIXDESK_ENGINE") == "remote"]
+    assert len(apps) >= 2 and len(replicas) >= 2
+    for app in apps:
+        env = environment(app)
+        assert env["PREFIXDESK_ENGINE_URLS"] == "http://router:8000"
+        assert env["PREFIXDESK_SESSION_HEADER"] == "X-Session-Id"  # what consistent_hash reads first
+        assert env["PREFIXDESK_ENGINE_HEALTH_PATH"] == "/readiness"  # up while one replica is

@@ -1,6 +1,7 @@
-"""Remote mode end to end: two `vllm serve` replicas on the tiny model behind two app processes.
+"""Remote mode end to end: two `vllm serve` replicas on the tiny model behind two app processes
+that route with their own pool, and behind vLLM's router (`vllm-router`) for a third.
 
-Both app processes share the session's Postgres and Redis; the replicas run as the embedded
+The app processes share the session's Postgres and Redis; the replicas run as the embedded
 engine would (same block size, KV cache size and context window).
 """
 
@@ -19,6 +20,7 @@ from backend.agents.models import AgentRole
 from backend.config import PROJECT_ROOT, Settings
 from backend.db import create_db_engine, create_session_factory
 from backend.engine.local_replicas import LocalReplica, start_local_replicas
+from backend.engine.local_router import start_local_router
 from backend.engine.remote import Replica
 from backend.engine.routing import ring
 from backend.judges.yes_no import YesNoJudge
@@ -59,6 +61,30 @@ async def apps(tiny_settings: Settings, replicas, tmp_path_factory) -> AsyncIter
             app = await stack.enter_async_context(app_process(env, logs / f"app-{i}.log"))
             clients.append(await stack.enter_async_context(httpx.AsyncClient(base_url=app.url, timeout=120)))
         yield clients
+
+
+@pytest.fixture(scope="module")
+async def router_app(tiny_settings: Settings, replicas, tmp_path_factory) -> AsyncIterator[httpx.AsyncClient]:
+    """`vllm-router` (consistent hashing on the session header) before the same replicas, and a
+    `prefixdesk serve` that knows the router's URL alone."""
+    logs = tmp_path_factory.mktemp("router")
+    urls = [replica.url for replica in replicas]
+    router = await start_local_router(urls, free_port(), logs / "router.log", policy="consistent_hash")
+    env = serve_env(
+        tiny_settings,
+        PREFIXDESK_ENGINE="remote",
+        PREFIXDESK_ENGINE_URLS=router.url,
+        PREFIXDESK_ENGINE_HEALTH_PATH="/readiness",  # the router's /health fails while a replica is down
+        PREFIXDESK_HEALTH_CHECK_INTERVAL_S="0.5",
+    )
+    try:
+        async with (
+            app_process(env, logs / "app.log") as app,
+            httpx.AsyncClient(base_url=app.url, timeout=120) as client,
+        ):
+            yield client
+    finally:
+        await router.stop()
 
 
 async def finished_requests(replicas: list[LocalReplica]) -> dict[str, float]:
@@ -132,6 +158,24 @@ async def test_new_conversations_are_placed_by_the_hash_ring_and_each_process_ag
     assert homes == expected
 
 
+async def test_through_vllm_router_a_conversations_turns_reach_one_replica_and_its_cache(
+    router_app, replicas
+):
+    homes: set[str] = set()
+    for _ in range(12):  # until the router's hash has put conversations on both replicas
+        conversation = await start(router_app)
+        one, home = await turn_on(router_app, replicas, conversation, QUESTIONS[0])
+        two, again = await turn_on(router_app, replicas, conversation, QUESTIONS[1])
+        three, still = await turn_on(router_app, replicas, conversation, QUESTIONS[2])
+        assert home == again == still  # the conversation's id is the router's session key
+        assert two["cached_tokens"] >= full_blocks(one["prompt_tokens"])
+        assert three["cached_tokens"] >= full_blocks(two["prompt_tokens"])
+        homes.add(home)
+        if len(homes) == 2:
+            break
+    assert len(homes) == 2
+
+
 async def admin_headers(database_url: str) -> dict[str, str]:
     db = create_db_engine(database_url)
     async with create_session_factory(db)() as session:
@@ -195,41 +239,46 @@ async def test_the_replicas_decode_speculatively_as_the_embedded_engine_does(rep
     assert "vllm:spec_decode_num_draft_tokens_total" in body  # vLLM counts drafts only when speculating
 
 
-async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, replicas, tiny_settings):
+async def first_turns(client, replicas, count: int, until_both: bool = False) -> list[tuple[dict, dict, str]]:
+    """`count` new conversations (more, `until_both` replicas hold some), each after one turn:
+    (conversation, its reply, its replica)."""
+    started: list[tuple[dict, dict, str]] = []
+    while len(started) < count or (until_both and len({home for *_, home in started}) < 2):
+        assert len(started) < count + 12, "the router put every conversation on one replica"
+        conversation = await start(client)
+        # Its own words from the first token on: no other conversation shares its history's blocks.
+        question = f"Order {uuid.uuid4().hex}: {QUESTIONS[len(started) % 4]} I bought it last week, thanks."
+        done, home = await turn_on(client, replicas, conversation, question)
+        started.append((conversation, done, home))
+    return started
+
+
+async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, router_app, replicas, tiny_settings):
     first, second = apps
     admin = await admin_headers(tiny_settings.database_url)
     totals_before = await reply_totals(second, admin)
-    replies: list[dict] = []
-    conversations, homes, turn_one = [], {}, {}
-    for i in range(6):
-        conversation = await start(first)
-        # Its own words from the first token on: no other conversation shares its history's blocks.
-        question = f"Order {uuid.uuid4().hex}: {QUESTIONS[i % 4]} I bought it last week, thanks a lot."
-        done, home = await turn_on(first, replicas, conversation, question)
-        replies.append(done)
-        conversations.append(conversation)
-        homes[conversation["conversation_id"]] = home
-        turn_one[conversation["conversation_id"]] = done
-    victim = next(replica for replica in replicas if replica.url in set(homes.values()))
+    pooled = await first_turns(first, replicas, 6)
+    routed = await first_turns(router_app, replicas, 2, until_both=True)  # through vllm-router
+    replies = [done for _, done, _ in pooled + routed]
+    victim = next(replica for replica in replicas if replica.url in {home for *_, home in pooled})
     survivor = next(replica for replica in replicas if replica is not victim)
     victim.kill()
-    for i, conversation in enumerate(conversations):
-        cid = conversation["conversation_id"]
-        done, served = await turn_on(
-            second if i % 2 else first, replicas, conversation, "And one more thing?"
-        )
+    clients = [second if i % 2 else first for i in range(len(pooled))] + [router_app] * len(routed)
+    for client, (conversation, turn_one, home) in zip(clients, pooled + routed, strict=True):
+        done, served = await turn_on(client, replicas, conversation, "And one more thing?")
         replies.append(done)
         assert served == survivor.url and done["finish_reason"] in ("stop", "length")
-        if homes[cid] == victim.url:
-            # A miss on its history; the bot's prefix was warmed there too.
-            assert 256 <= done["cached_tokens"] < full_blocks(turn_one[cid]["prompt_tokens"])
+        if home == victim.url:
+            # A miss on its history (with the pool, the bot's prefix was warmed there too).
+            assert done["cached_tokens"] < full_blocks(turn_one["prompt_tokens"])
+            assert client is router_app or done["cached_tokens"] >= 256
         else:
-            assert done["cached_tokens"] >= full_blocks(turn_one[cid]["prompt_tokens"])
-    for client in apps:
+            assert done["cached_tokens"] >= full_blocks(turn_one["prompt_tokens"])
+    for client in [*apps, router_app]:
         assert (await client.get("/readyz")).status_code == 200
-    # Both processes' replies counted once each in the shared metrics, none as an error.
+    # Every process's replies counted once each in the shared metrics, none as an error.
     totals = await reply_totals(first, admin)
-    assert totals["replies"] - totals_before["replies"] == len(replies) == 12
+    assert totals["replies"] - totals_before["replies"] == len(replies) == 2 * len(pooled + routed)
     assert totals["errors"] == totals_before["errors"]
     for field in ("prompt_tokens", "cached_tokens"):
         assert totals[field] - totals_before[field] == sum(done[field] for done in replies)
@@ -242,11 +291,11 @@ async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, replicas, tin
                     "SELECT conversation_id, seq, role, status FROM messages "
                     "WHERE conversation_id = ANY(:ids) ORDER BY conversation_id, seq"
                 ),
-                {"ids": list(homes)},
+                {"ids": [conversation["conversation_id"] for conversation, *_ in pooled + routed]},
             )
         ).all()
     await db.dispose()
-    for cid in homes:
+    for cid in {conversation["conversation_id"] for conversation, *_ in pooled + routed}:
         mine = [(seq, role, status) for c, seq, role, status in rows if c == cid]
         assert [role for _, role, _ in mine] == ["user", "assistant", "user", "assistant"], mine
         assert [seq for seq, _, _ in mine] == sorted({seq for seq, _, _ in mine})
