@@ -1,13 +1,13 @@
 """All settings, read once from the environment (and `.env`)."""
 
-import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEVELOPMENT_SECRET_KEY = "development-only-secret"  # noqa: S105 (refused in production)
@@ -98,20 +98,13 @@ class Settings(BaseSettings):
     # 0: draft at every batch size.
     speculative_max_batch: int = Field(default=8, ge=0)
 
-    # "embedded" (vLLM in this process) or "remote": `vllm serve` replicas at `engine_urls` (same model
-    # and block size, prefix caching on), or a router before them; every app process lists the same.
+    # "embedded" (vLLM in this process) or "remote": one OpenAI-compatible URL, vLLM's router in
+    # front of `vllm serve` replicas (same model and block size, prefix caching on) or one replica.
     engine: Literal["embedded", "remote"] = "embedded"
-    engine_urls: Annotated[list[str], NoDecode] = []  # env: comma-separated, or a JSON list
-    # The header every request of a conversation carries its id in, for a router in front of
-    # the replicas (vllm-router's consistent_hash reads X-Session-Id; docs/scaling.md).
+    engine_url: str | None = None
+    # The header every request of a conversation carries its id in, which the router keeps the
+    # conversation on one replica by (vllm-router's consistent_hash reads X-Session-Id).
     session_header: str = Field(default="X-Session-Id", pattern=r"^[A-Za-z0-9-]+$")
-    # "cache_aware": a conversation stays on the replica that holds its history; "round_robin": the baseline.
-    routing: Literal["cache_aware", "round_robin"] = "cache_aware"
-    routing_load_factor: float = 1.25  # bounded-load hashing: no replica above 1.25x the mean
-    # Affinity yields to balance once the conversation's replica has this many more requests in
-    # flight than the least loaded one, and more than `routing_balance_rel_threshold` times as many.
-    routing_balance_abs_threshold: int = 8
-    routing_balance_rel_threshold: float = 1.5
     health_check_interval_s: float = 2.0
     # What answers 200 while requests can be served: a replica's /health; vllm-router's /readiness
     # (its /health fails while any replica is down).
@@ -216,15 +209,12 @@ class Settings(BaseSettings):
                 return driver + url[len(plain) :]
         return url
 
-    @field_validator("engine_urls", mode="before")
+    @field_validator("engine_url")
     @classmethod
-    def _engine_urls(cls, value: Any) -> list[str]:
-        if isinstance(value, str):
-            value = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
-        urls = [url.strip().rstrip("/") for url in value if url.strip()]
-        if wrong := [url for url in urls if not re.fullmatch(r"https?://[^/\s?#]+(/\S*)?", url)]:
-            raise ValueError(f"PREFIXDESK_ENGINE_URLS: write each as http://host:port, not {wrong[0]!r}")
-        return urls
+    def _engine_url(cls, url: str | None) -> str | None:
+        if url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/\S*)?", url.strip()):
+            raise ValueError(f"PREFIXDESK_ENGINE_URL: write it as http://host:port, not {url!r}")
+        return url.strip().rstrip("/") if url else None
 
     @field_validator("widget_origins")
     @classmethod
@@ -258,9 +248,16 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
-    def _remote_needs_urls(self) -> "Settings":
-        if self.engine == "remote" and not self.engine_urls:
-            raise ValueError("PREFIXDESK_ENGINE=remote needs PREFIXDESK_ENGINE_URLS (the vLLM replicas)")
+    def _remote_needs_a_url(self) -> "Settings":
+        if os.environ.get("PREFIXDESK_ENGINE_URLS"):
+            raise ValueError(
+                "PREFIXDESK_ENGINE_URLS is no longer read: put vLLM's router in front of the replicas "
+                "and set PREFIXDESK_ENGINE_URL to it (docs/scaling.md)"
+            )
+        if self.engine == "remote" and not self.engine_url:
+            raise ValueError(
+                "PREFIXDESK_ENGINE=remote needs PREFIXDESK_ENGINE_URL (a vLLM router or replica)"
+            )
         return self
 
     @model_validator(mode="after")

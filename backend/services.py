@@ -179,7 +179,6 @@ def build_turns(settings: Settings, parts: ConversationParts) -> ChatTurns:
 def build_supervisor(
     settings: Settings,
     model_dir: Path,
-    redis: Redis | None,
     bots: BotRegistry,
     live: LiveEngine,
     engine: Engine | None,
@@ -210,7 +209,7 @@ def build_supervisor(
         return engine
 
     return EngineSupervisor(
-        start=given if engine is not None else partial(start_engine, settings, model_dir, redis),
+        start=given if engine is not None else partial(start_engine, settings, model_dir),
         attach=attach,
         detach=live.detach,
         owns_engine=engine is None,
@@ -266,7 +265,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         assembler=assembler,
         bots=bots,
         engine=live,
-        supervisor=build_supervisor(settings, model_dir, redis, bots, live, engine),
+        supervisor=build_supervisor(settings, model_dir, bots, live, engine),
         context=context,
         claims=turns.claims,
         turns=turns,

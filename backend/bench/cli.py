@@ -21,7 +21,7 @@ WayOption = Annotated[
     list[str] | None,
     typer.Option(
         help="app, engine, peer (repeat to pick several; default all); for routing: "
-        "router_consistent_hash, router_cache_aware, router_kv_aware, pool, round_robin."
+        "router_consistent_hash, router_cache_aware, router_kv_aware, router_round_robin."
     ),
 ]
 RequestsOption = Annotated[int, typer.Option(help="Requests of `article` and `random`.")]
@@ -107,18 +107,13 @@ def bench_command(
     caching: CachingOption = None,
     group_by_way: GroupByWayOption = False,
 ) -> None:
-    """Prefix caching on vs off: the article's experiments on the app, the bare engine and `vllm serve`;
-    speculative decoding off vs on (`speculative`); a long help center in the prefix (`knowledge`);
-    returning customers against live conversations for a KV cache size (`capacity`).
-    Results of scenarios not run are kept in --out."""
+    """Prefix caching on vs off on the app, the bare engine and `vllm serve`; speculative decoding
+    (`speculative`); a long help center (`knowledge`); returning customers against a KV cache size
+    (`capacity`); vLLM's router's policies (`routing`). Results of scenarios not run are kept in --out."""
     settings = settings_given(ctx.obj)
     if scenario and "routing" in scenario:
-        if scenario != ["routing"]:
-            _fail("run --scenario routing on its own: it starts replicas and routers of its own")
-        _run_routing(
-            settings, model, way, LoadShape(conversations=conversations, turns=turns), max_tokens, out
-        )
-        return
+        load = LoadShape(conversations=conversations, turns=turns, max_tokens=max_tokens)
+        return _run_routing(settings, model, scenario, way, load, out)
     selection = _selection(scenario, way, caching, group_by_way)
     load = LoadShape(requests, conversations, turns, _rates(rates), window, max_tokens)
     knowledge = KnowledgeOptions(
@@ -174,18 +169,21 @@ def _run(options: BenchOptions, settings: Settings, model: Path | None) -> None:
 def _run_routing(
     settings: Settings,
     model: Path | None,
+    scenarios: list[str],
     ways: list[str] | None,
     load: LoadShape,
-    max_tokens: int,
     out: Path,
 ) -> None:
-    """Two local replicas; the same conversations through each way; `routing` in --out."""
+    """Two local replicas behind vLLM's router, the same conversations through each of its
+    policies; `routing` in --out."""
     import asyncio
     from datetime import UTC, datetime
 
     from backend.bench import routing
 
-    update = {"max_reply_tokens": max_tokens, **({"model": model.resolve()} if model else {})}
+    if scenarios != ["routing"]:
+        _fail("run --scenario routing on its own: it starts replicas and routers of its own")
+    update = {"max_reply_tokens": load.max_tokens, **({"model": model.resolve()} if model else {})}
     started_at = datetime.now(UTC)
     try:
         results = asyncio.run(

@@ -1,12 +1,12 @@
-"""Where a conversation's turns go over the same `vllm serve` replicas: vLLM's router with
-each of its policies, the app's own pool, and round robin.
+"""Where a conversation's turns go: vLLM's router, with each of its policies, in front of the
+same `vllm serve` replicas.
 
 Multi-turn conversations through the service layer, all at once, each conversation's turns
-one after another (a customer reads the reply before writing again). Every way runs on the
-same replicas, their prefix caches emptied in between and every bot's fixed prompts warmed
-on every replica, so the only difference is where each turn is sent.
+one after another (a customer reads the reply before writing again). Every policy runs on the
+same replicas, their prefix caches emptied in between and every bot's fixed prompts warmed on
+every replica, so the only difference is where each turn is sent.
 
-    prefixdesk bench --scenario routing --conversations 12 --turns 6 [--way pool ...]
+    prefixdesk bench --scenario routing --conversations 12 --turns 6 [--way router_kv_aware ...]
 """
 
 import asyncio
@@ -21,15 +21,13 @@ import httpx
 
 from backend.bench.questions import SHOP_EN
 
-# The app's own routing: its policy per way.
-POOL_WAYS = {"pool": "cache_aware", "round_robin": "round_robin"}
 # vLLM's router in front of the replicas: its policy per way (`kv_aware` reads their KV events).
-ROUTER_WAYS = {
+WAYS = {
     "router_consistent_hash": "consistent_hash",
     "router_cache_aware": "cache_aware",
     "router_kv_aware": "kv_aware",
+    "router_round_robin": "round_robin",
 }
-WAYS = (*ROUTER_WAYS, *POOL_WAYS)
 COUNTERS = ("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:request_success_total")
 
 
@@ -53,10 +51,10 @@ async def replica_counters(urls: list[str]) -> dict[str, dict[str, float]]:
     return counters
 
 
-async def _start(settings, model_dir: Path, replica_urls: list[str], way: str, router_url: str | None):
-    """The app's services for this way, on a fresh database: the replicas' prefix caches
+async def _start(settings, model_dir: Path, replica_urls: list[str], router_url: str):
+    """The app's services on the router, on a fresh database: the replicas' prefix caches
     emptied, then every bot's fixed prompts warmed on every replica."""
-    from backend.engine.factory import create_replica_pool
+    from backend.engine.factory import create_remote_engine
     from backend.engine.remote import Replica
     from backend.migrate import upgrade
     from backend.services import build_services
@@ -67,9 +65,8 @@ async def _start(settings, model_dir: Path, replica_urls: list[str], way: str, r
             "database_url": f"sqlite+aiosqlite:///{database}",
             "redis_url": None,
             "engine": "remote",
-            "engine_urls": [router_url] if router_url else replica_urls,
-            "engine_health_path": "/readiness" if router_url else "/health",
-            "routing": POOL_WAYS.get(way, "cache_aware"),
+            "engine_url": router_url,
+            "engine_health_path": "/readiness",
             "model": model_dir,
         }
     )
@@ -77,12 +74,12 @@ async def _start(settings, model_dir: Path, replica_urls: list[str], way: str, r
     replicas = [Replica(url, temperature=0.0, timeout_s=600) for url in replica_urls]
     for replica in replicas:
         await replica.reset_prefix_cache()
-    pool = create_replica_pool(settings, None)
-    await pool.wait_until_ready(60)
-    services = await build_services(settings, engine=pool)
+    engine = create_remote_engine(settings)
+    await engine.wait_until_ready(60)
+    services = await build_services(settings, engine=engine)
     await services.start()
     await services.engine.wait()
-    # Through a router, a bot's warm-up reaches one replica; here every way finds them everywhere.
+    # Through the router, a bot's warm-up reaches one replica; here every policy finds them everywhere.
     for replica in replicas:
         await replica.probe()
         for live in services.bots.values():
@@ -90,7 +87,7 @@ async def _start(settings, model_dir: Path, replica_urls: list[str], way: str, r
                 async for _ in replica.stream(token_ids, max_tokens=1, cache_salt=live.cache_salt):
                     pass
         await replica.aclose()
-    return pool, services
+    return engine, services
 
 
 async def _open_conversations(services, conversations: int) -> list:
@@ -170,21 +167,19 @@ async def run_way(
     from backend.engine.local_router import start_local_router
 
     urls = [replica.url for replica in replicas]
-    router = None
-    if way in ROUTER_WAYS:
-        policy = ROUTER_WAYS[way]
-        events = {r.url: r.kv_events for r in replicas if r.kv_events} if policy == "kv_aware" else None
-        router = await start_local_router(
-            urls,
-            free_port(),
-            logs / f"{way}.log",
-            policy=policy,
-            kv_events=events,
-            block_size=settings.block_size,
-            model=str(model_dir),
-        )
+    policy = WAYS[way]
+    events = {r.url: r.kv_events for r in replicas if r.kv_events} if policy == "kv_aware" else None
+    router = await start_local_router(
+        urls,
+        free_port(),
+        logs / f"{way}.log",
+        policy=policy,
+        kv_events=events,
+        block_size=settings.block_size,
+        model=str(model_dir),
+    )
     try:
-        pool, services = await _start(settings, model_dir, urls, way, router.url if router else None)
+        engine, services = await _start(settings, model_dir, urls, router.url)
         before = await replica_counters(urls)
         started = await _open_conversations(services, conversations)
         began = time.perf_counter()
@@ -194,10 +189,9 @@ async def run_way(
         total_s = time.perf_counter() - began
         after = await replica_counters(urls)
         await services.close()
-        pool.shutdown()
+        engine.shutdown()
     finally:
-        if router is not None:
-            await router.stop()
+        await router.stop()
     replies = [reply for replies in results for reply in replies]
     # Every way finds the bot prefix warm; what routing decides is whether the history hits.
     prefix = len(services.bots["shop-en"].prefix.token_ids) // settings.block_size * settings.block_size
@@ -223,7 +217,7 @@ async def run(settings, ways: list[str], *, replicas: int, conversations: int, t
     load_s = time.perf_counter() - began
     try:
         print("warm-up run (not measured) ...", flush=True)
-        await run_way(settings, model_dir, started, "round_robin", conversations=2, turns=2, logs=logs)
+        await run_way(settings, model_dir, started, "router_round_robin", conversations=2, turns=2, logs=logs)
         runs = {}
         for way in ways:
             print(f"{way}: {conversations} conversations x {turns} turns ...", flush=True)

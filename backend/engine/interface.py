@@ -120,8 +120,8 @@ class Engine(Protocol):
         """Closing the stream early aborts the request. Requests share cached blocks only with
         requests of the same `cache_salt`.
 
-        `affinity_key` names the conversation: an engine made of several replicas sends all
-        requests with the same key to the replica that holds its cache (None: no preference).
+        `affinity_key` names the conversation: a remote engine sends it as the session key a
+        router keeps the conversation's requests together by (None: no conversation).
         """
         ...
 

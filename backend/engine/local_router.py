@@ -1,7 +1,7 @@
 """vLLM's router (`vllm-router`, a Rust binary from PyPI) in front of replicas, as a local process.
 
 For tests, benchmarks and a one-host trial of remote mode behind a router; a deployment runs it
-as its own service (docker-compose.yml's `router` profile, docs/scaling.md). The app then lists
+as its own service (docker-compose.yml's `replicas` profile, docs/scaling.md). The app then lists
 the router's URL alone and sends each conversation's id in the session header it routes on.
 """
 

@@ -1,4 +1,5 @@
-"""One `vllm serve` replica, spoken to over its OpenAI-compatible `/v1/completions`.
+"""One `vllm serve` replica, or vLLM's router in front of several, spoken to over the
+OpenAI-compatible `/v1/completions`.
 
 Prompts go as token ids and replies come back as token ids (`return_token_ids`), so the
 conversation stays append-only across the network exactly as with the embedded engine.
@@ -30,7 +31,6 @@ logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 5.0
 SESSION_HEADER = "X-Session-Id"  # what vllm-router's consistent_hash reads first
-LOAD_METRICS = ("vllm:num_requests_running", "vllm:num_requests_waiting")
 
 
 class ReplicaUnavailable(EngineUnavailable):
@@ -39,16 +39,6 @@ class ReplicaUnavailable(EngineUnavailable):
 
 class ReplicaRequestError(RuntimeError):
     """The replica refused the request itself (4xx): another replica would refuse it too."""
-
-
-def parse_load(metrics_text: str) -> int:
-    """Requests running or waiting on the replica, from its Prometheus text."""
-    total = 0.0
-    for line in metrics_text.splitlines():
-        name = line.split("{", 1)[0].split(" ", 1)[0]
-        if name in LOAD_METRICS:
-            total += float(line.rsplit(" ", 1)[1])
-    return int(total)
 
 
 def cached_tokens(usage: dict[str, Any]) -> int:
@@ -95,14 +85,6 @@ class Replica:
             return True
         except (httpx.HTTPError, KeyError, IndexError, ValueError):
             return False
-
-    async def load(self) -> int | None:
-        """Requests running or waiting there, counting every app process's; None if unknown."""
-        try:
-            response = await self._client.get(f"{self.url}/metrics", timeout=PROBE_TIMEOUT_S)
-            return parse_load(response.text) if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            return None
 
     async def reset_prefix_cache(self) -> None:
         """Empty the replica's prefix cache (benchmarks; needs VLLM_SERVER_DEV_MODE=1 there)."""

@@ -27,7 +27,7 @@ async def score_judges(
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
     chat_format = ChatFormat(await asyncio.to_thread(load_tokenizer, model_dir))
-    engine = await start_engine(settings, model_dir, None)
+    engine = await start_engine(settings, model_dir)
     judges: dict[str, Any] = {}
     try:
         for name in names:

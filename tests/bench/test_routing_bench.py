@@ -4,20 +4,14 @@ tests/e2e/processes/test_scale_out.py)."""
 import pytest
 from typer.testing import CliRunner
 
-from backend.bench.routing import ROUTER_WAYS, WAYS, table
+from backend.bench.routing import WAYS, table
 from backend.cli import app
 from backend.engine.local_router import router_command
 
 
-def test_every_way_is_either_the_router_with_one_of_its_policies_or_the_apps_own():
-    assert set(WAYS) == {
-        "router_consistent_hash",
-        "router_cache_aware",
-        "router_kv_aware",
-        "pool",
-        "round_robin",
-    }
-    for policy in ROUTER_WAYS.values():
+def test_every_way_is_the_router_with_one_of_its_policies():
+    assert set(WAYS.values()) == {"consistent_hash", "cache_aware", "kv_aware", "round_robin"}
+    for policy in WAYS.values():
         command = router_command(["http://a:1", "http://b:1"], 9000, policy)
         assert command[command.index("--policy") + 1] == policy
         assert "--cb-failure-threshold" in command  # a lost replica's requests retried elsewhere
@@ -46,8 +40,11 @@ def test_the_table_has_a_row_per_way():
         "uncached_prompt_tokens": 1509,
         "requests_per_replica": [24, 24],
     }
-    rows = table({"ways": {"pool": run, "round_robin": run}}).splitlines()
-    assert len(rows) == 4 and rows[2] == "| pool | 2.50 | 800 / 1900 | 67.2% | 1,509 | 24 + 24 |"
+    rows = table({"ways": {"router_consistent_hash": run, "router_round_robin": run}}).splitlines()
+    assert (
+        len(rows) == 4
+        and rows[2] == "| router_consistent_hash | 2.50 | 800 / 1900 | 67.2% | 1,509 | 24 + 24 |"
+    )
 
 
 def test_routing_runs_on_its_own():

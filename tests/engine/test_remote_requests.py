@@ -7,11 +7,9 @@ import httpx
 import pytest
 
 from backend.config import Settings
+from backend.engine.factory import create_remote_engine
 from backend.engine.interface import EngineUnavailable
 from backend.engine.remote import Replica, ReplicaUnavailable
-from backend.engine.routing.assignments import MemoryAssignments
-from backend.engine.routing.pool import ReplicaPool
-from backend.engine.routing.router import Router
 
 ROUTER = "http://router:30000"
 
@@ -73,23 +71,32 @@ async def test_a_router_answering_5xx_is_an_unavailable_engine():
 
 
 async def test_an_unreachable_url_at_start_up_names_the_setting():
-    pool = ReplicaPool(
-        [Replica("http://127.0.0.1:9", temperature=0.0, timeout_s=1)],
-        Router("cache_aware", MemoryAssignments(60)),
-        block_size=32,
-        max_model_len=2048,
-        health_interval_s=0.1,
+    engine = create_remote_engine(
+        Settings(engine="remote", engine_url="http://127.0.0.1:9", health_check_interval_s=0.1)
     )
-    with pytest.raises(EngineUnavailable, match="PREFIXDESK_ENGINE_URLS.*http://127.0.0.1:9"):
-        await pool.wait_until_ready(0.3)
-    pool.shutdown()
+    with pytest.raises(EngineUnavailable, match="PREFIXDESK_ENGINE_URL http://127.0.0.1:9"):
+        await engine.wait_until_ready(0.3)
+    engine.shutdown()
 
 
 @pytest.mark.parametrize("url", ["router:30000", "http://", "http://a b:1", "ftp://router"])
 def test_an_engine_url_that_is_not_one_is_refused_with_the_setting(monkeypatch, url):
     monkeypatch.setenv("PREFIXDESK_ENGINE", "remote")
-    monkeypatch.setenv("PREFIXDESK_ENGINE_URLS", url)
-    with pytest.raises(ValueError, match="PREFIXDESK_ENGINE_URLS.*http://host:port"):
+    monkeypatch.setenv("PREFIXDESK_ENGINE_URL", url)
+    with pytest.raises(ValueError, match="PREFIXDESK_ENGINE_URL: write it as http://host:port"):
+        Settings()
+
+
+def test_remote_mode_takes_one_url_and_says_where_several_replicas_go(monkeypatch):
+    monkeypatch.setenv("PREFIXDESK_ENGINE", "remote")
+    monkeypatch.setenv("PREFIXDESK_ENGINE_URL", "http://router:30000/")
+    assert Settings().engine_url == "http://router:30000"
+    monkeypatch.setenv("PREFIXDESK_ENGINE_URLS", "http://a:8000,http://b:8000")
+    with pytest.raises(ValueError, match="PREFIXDESK_ENGINE_URLS is no longer read.*router"):
+        Settings()
+    monkeypatch.delenv("PREFIXDESK_ENGINE_URLS")
+    monkeypatch.delenv("PREFIXDESK_ENGINE_URL")
+    with pytest.raises(ValueError, match="needs PREFIXDESK_ENGINE_URL"):
         Settings()
 
 

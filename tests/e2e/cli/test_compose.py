@@ -17,7 +17,7 @@ from backend.config import PROJECT_ROOT
 
 COMPOSE_FILE = PROJECT_ROOT / "docker-compose.yml"
 SCHEMA = Path(__file__).parent / "data" / "compose_spec.json"
-PROFILES = ("embedded", "cpu", "replicas", "router")
+PROFILES = ("embedded", "cpu", "replicas")
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_embedded_is_one_app_with_its_engine_beside_postgres_and_redis(compose):
     assert gpu["driver"] == "nvidia"
 
 
-def test_replicas_are_vllm_servers_with_prefix_caching_behind_several_apps(compose):
+def test_replicas_are_vllm_servers_with_prefix_caching_behind_vllm_router_and_several_apps(compose):
     services = in_profile(compose, "replicas")
     replicas = {name: s for name, s in services.items() if s.get("image", "").startswith("vllm/vllm-openai")}
     apps = {name: s for name, s in services.items() if environment(s).get("PREFIXDESK_ENGINE") == "remote"}
@@ -93,28 +93,17 @@ def test_replicas_are_vllm_servers_with_prefix_caching_behind_several_apps(compo
         assert "--enable-prefix-caching" in flags and "--enable-prompt-tokens-details" in flags
         assert "--block-size=32" in flags  # the app's block size, so its cacheable counts are right
         assert replica["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
-    for app in apps.values():
-        env = environment(app)
-        urls = set(env["PREFIXDESK_ENGINE_URLS"].split(","))
-        assert urls == {f"http://{name}:8000" for name in replicas}
-        # Every app process on the same Postgres and Redis: routing, sessions, metrics, events.
-        assert env["DATABASE_URL"].startswith("postgresql://") and env["REDIS_URL"].startswith("redis://")
-    assert len({environment(app)["DATABASE_URL"] for app in apps.values()}) == 1
-    assert len({environment(app)["REDIS_URL"] for app in apps.values()}) == 1
-    assert not any("embedded" in s.get("profiles", []) for s in {**replicas, **apps}.values())
-
-
-def test_the_router_profile_puts_vllm_router_before_the_replicas_and_the_apps_behind_it(compose):
-    services = in_profile(compose, "router")
-    replicas = {name for name, s in services.items() if s.get("image", "").startswith("vllm/vllm-openai")}
     router = " ".join(services["router"]["command"])
     assert "vllm-router==" in router and "--policy consistent_hash" in router
     workers = router.split("--worker-urls", 1)[1].split()[:2]
     assert set(workers) == {f"http://{name}:8000" for name in replicas}
-    apps = [s for s in services.values() if environment(s).get("PREFIXDESK_ENGINE") == "remote"]
-    assert len(apps) >= 2 and len(replicas) >= 2
-    for app in apps:
+    for app in apps.values():
         env = environment(app)
-        assert env["PREFIXDESK_ENGINE_URLS"] == "http://router:8000"
+        assert env["PREFIXDESK_ENGINE_URL"] == "http://router:8000"
         assert env["PREFIXDESK_SESSION_HEADER"] == "X-Session-Id"  # what consistent_hash reads first
         assert env["PREFIXDESK_ENGINE_HEALTH_PATH"] == "/readiness"  # up while one replica is
+        # Every app process on the same Postgres and Redis: sessions, metrics, events.
+        assert env["DATABASE_URL"].startswith("postgresql://") and env["REDIS_URL"].startswith("redis://")
+    assert len({environment(app)["DATABASE_URL"] for app in apps.values()}) == 1
+    assert len({environment(app)["REDIS_URL"] for app in apps.values()}) == 1
+    assert not any("embedded" in s.get("profiles", []) for s in {**replicas, **apps}.values())

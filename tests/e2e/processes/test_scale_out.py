@@ -1,5 +1,5 @@
-"""Remote mode end to end: two `vllm serve` replicas on the tiny model behind two app processes
-that route with their own pool, and behind vLLM's router (`vllm-router`) for a third.
+"""Remote mode end to end: two `vllm serve` replicas on the tiny model behind vLLM's router
+(`vllm-router`, consistent hashing on the session header), and two app processes on the router.
 
 The app processes share the session's Postgres and Redis; the replicas run as the embedded
 engine would (same block size, KV cache size and context window).
@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import redis.asyncio as aioredis
 from sqlalchemy import text
 
 from backend.agents import service as agents
@@ -22,7 +21,6 @@ from backend.db import create_db_engine, create_session_factory
 from backend.engine.local_replicas import LocalReplica, start_local_replicas
 from backend.engine.local_router import start_local_router
 from backend.engine.remote import Replica
-from backend.engine.routing import ring
 from backend.judges.yes_no import YesNoJudge
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.definitions import load_bot
@@ -47,42 +45,26 @@ async def replicas(tiny_settings: Settings, tmp_path_factory) -> AsyncIterator[l
 
 @pytest.fixture(scope="module")
 async def apps(tiny_settings: Settings, replicas, tmp_path_factory) -> AsyncIterator[list[httpx.AsyncClient]]:
-    """Two `prefixdesk serve` processes with engine=remote, on the session's Postgres and Redis."""
+    """The router before the replicas, and two `prefixdesk serve` processes that know its URL
+    alone, on the session's Postgres and Redis."""
     logs = tmp_path_factory.mktemp("apps")
-    env = serve_env(
-        tiny_settings,  # its model gives the tokenizer; no engine runs in the apps
-        PREFIXDESK_ENGINE="remote",
-        PREFIXDESK_ENGINE_URLS=",".join(replica.url for replica in replicas),
-        PREFIXDESK_HEALTH_CHECK_INTERVAL_S="0.5",
-    )
-    async with contextlib.AsyncExitStack() as stack:
-        clients = []
-        for i in range(2):
-            app = await stack.enter_async_context(app_process(env, logs / f"app-{i}.log"))
-            clients.append(await stack.enter_async_context(httpx.AsyncClient(base_url=app.url, timeout=120)))
-        yield clients
-
-
-@pytest.fixture(scope="module")
-async def router_app(tiny_settings: Settings, replicas, tmp_path_factory) -> AsyncIterator[httpx.AsyncClient]:
-    """`vllm-router` (consistent hashing on the session header) before the same replicas, and a
-    `prefixdesk serve` that knows the router's URL alone."""
-    logs = tmp_path_factory.mktemp("router")
     urls = [replica.url for replica in replicas]
     router = await start_local_router(urls, free_port(), logs / "router.log", policy="consistent_hash")
     env = serve_env(
-        tiny_settings,
+        tiny_settings,  # its model gives the tokenizer; no engine runs in the apps
         PREFIXDESK_ENGINE="remote",
-        PREFIXDESK_ENGINE_URLS=router.url,
+        PREFIXDESK_ENGINE_URL=router.url,
         PREFIXDESK_ENGINE_HEALTH_PATH="/readiness",  # the router's /health fails while a replica is down
         PREFIXDESK_HEALTH_CHECK_INTERVAL_S="0.5",
     )
     try:
-        async with (
-            app_process(env, logs / "app.log") as app,
-            httpx.AsyncClient(base_url=app.url, timeout=120) as client,
-        ):
-            yield client
+        async with contextlib.AsyncExitStack() as stack:
+            clients = []
+            for i in range(2):
+                app = await stack.enter_async_context(app_process(env, logs / f"app-{i}.log"))
+                client = httpx.AsyncClient(base_url=app.url, timeout=120)
+                clients.append(await stack.enter_async_context(client))
+            yield clients
     finally:
         await router.stop()
 
@@ -124,50 +106,16 @@ def full_blocks(tokens: int, block_size: int = 32) -> int:
     return tokens // block_size * block_size
 
 
-async def test_a_conversation_stays_on_one_replica_through_both_app_processes(apps, replicas, tiny_settings):
+async def test_a_conversation_stays_on_one_replica_through_both_app_processes(apps, replicas):
     first, second = apps
-    conversation = await start(first)
-    one, home = await turn_on(first, replicas, conversation, QUESTIONS[0])
-    # The bot's prefix was warmed on every replica at start-up, so even turn 1 hits.
-    assert one["cached_tokens"] >= 256
-    two, again = await turn_on(second, replicas, conversation, QUESTIONS[1])
-    three, still = await turn_on(first, replicas, conversation, QUESTIONS[2])
-    assert home == again == still
-    # Each turn is served from the cache of everything before it, whichever process sent it.
-    assert two["cached_tokens"] >= full_blocks(one["prompt_tokens"])
-    assert three["cached_tokens"] >= full_blocks(two["prompt_tokens"])
-    key = f"{tiny_settings.redis_key_prefix}route:{conversation['conversation_id']}"
-    store = aioredis.Redis.from_url(tiny_settings.redis_url, decode_responses=True)
-    assert await store.get(key) == home
-    await store.aclose()
-
-
-async def test_new_conversations_are_placed_by_the_hash_ring_and_each_process_agrees(apps, replicas):
-    first, second = apps
-    urls = [replica.url for replica in replicas]
-    homes, expected = {}, {}
-    # One turn at a time, so loads stay under the bound and placement is the hash alone;
-    # enough conversations that the ring puts some on each replica.
-    while len(homes) < 4 or set(expected.values()) != set(urls):
-        conversation = await start(second if len(homes) % 2 else first)
-        cid = conversation["conversation_id"]
-        _, homes[cid] = await turn_on(first, replicas, conversation, QUESTIONS[len(homes) % 4])
-        _, again = await turn_on(second, replicas, conversation, QUESTIONS[(len(homes) + 1) % 4])
-        assert homes[cid] == again
-        expected[cid] = ring.lookup(cid, urls, {}, 1.25)
-    assert homes == expected
-
-
-async def test_through_vllm_router_a_conversations_turns_reach_one_replica_and_its_cache(
-    router_app, replicas
-):
     homes: set[str] = set()
-    for _ in range(12):  # until the router's hash has put conversations on both replicas
-        conversation = await start(router_app)
-        one, home = await turn_on(router_app, replicas, conversation, QUESTIONS[0])
-        two, again = await turn_on(router_app, replicas, conversation, QUESTIONS[1])
-        three, still = await turn_on(router_app, replicas, conversation, QUESTIONS[2])
+    for i in range(12):  # until the router's hash has put conversations on both replicas
+        conversation = await start(first if i % 2 else second)
+        one, home = await turn_on(first, replicas, conversation, QUESTIONS[0])
+        two, again = await turn_on(second, replicas, conversation, QUESTIONS[1])
+        three, still = await turn_on(first, replicas, conversation, QUESTIONS[2])
         assert home == again == still  # the conversation's id is the router's session key
+        # Each turn is served from the cache of everything before it, whichever process sent it.
         assert two["cached_tokens"] >= full_blocks(one["prompt_tokens"])
         assert three["cached_tokens"] >= full_blocks(two["prompt_tokens"])
         homes.add(home)
@@ -253,32 +201,29 @@ async def first_turns(client, replicas, count: int, until_both: bool = False) ->
     return started
 
 
-async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, router_app, replicas, tiny_settings):
+async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, replicas, tiny_settings):
     first, second = apps
     admin = await admin_headers(tiny_settings.database_url)
     totals_before = await reply_totals(second, admin)
-    pooled = await first_turns(first, replicas, 6)
-    routed = await first_turns(router_app, replicas, 2, until_both=True)  # through vllm-router
-    replies = [done for _, done, _ in pooled + routed]
-    victim = next(replica for replica in replicas if replica.url in {home for *_, home in pooled})
-    survivor = next(replica for replica in replicas if replica is not victim)
+    opened = await first_turns(first, replicas, 4, until_both=True)
+    replies = [done for _, done, _ in opened]
+    victim, survivor = replicas
     victim.kill()
-    clients = [second if i % 2 else first for i in range(len(pooled))] + [router_app] * len(routed)
-    for client, (conversation, turn_one, home) in zip(clients, pooled + routed, strict=True):
-        done, served = await turn_on(client, replicas, conversation, "And one more thing?")
+    for i, (conversation, turn_one, home) in enumerate(opened):
+        # The router's first request to the dead replica fails, opens its circuit and is sent
+        # to the other: the turn is a cache miss on its history, not an error.
+        done, served = await turn_on(apps[i % 2], replicas, conversation, "And one more thing?")
         replies.append(done)
         assert served == survivor.url and done["finish_reason"] in ("stop", "length")
         if home == victim.url:
-            # A miss on its history (with the pool, the bot's prefix was warmed there too).
             assert done["cached_tokens"] < full_blocks(turn_one["prompt_tokens"])
-            assert client is router_app or done["cached_tokens"] >= 256
         else:
             assert done["cached_tokens"] >= full_blocks(turn_one["prompt_tokens"])
-    for client in [*apps, router_app]:
+    for client in apps:
         assert (await client.get("/readyz")).status_code == 200
     # Every process's replies counted once each in the shared metrics, none as an error.
     totals = await reply_totals(first, admin)
-    assert totals["replies"] - totals_before["replies"] == len(replies) == 2 * len(pooled + routed)
+    assert totals["replies"] - totals_before["replies"] == len(replies) == 2 * len(opened)
     assert totals["errors"] == totals_before["errors"]
     for field in ("prompt_tokens", "cached_tokens"):
         assert totals[field] - totals_before[field] == sum(done[field] for done in replies)
@@ -291,11 +236,11 @@ async def test_a_killed_replica_is_a_cache_miss_not_an_error(apps, router_app, r
                     "SELECT conversation_id, seq, role, status FROM messages "
                     "WHERE conversation_id = ANY(:ids) ORDER BY conversation_id, seq"
                 ),
-                {"ids": [conversation["conversation_id"] for conversation, *_ in pooled + routed]},
+                {"ids": [conversation["conversation_id"] for conversation, *_ in opened]},
             )
         ).all()
     await db.dispose()
-    for cid in {conversation["conversation_id"] for conversation, *_ in pooled + routed}:
+    for cid in {conversation["conversation_id"] for conversation, *_ in opened}:
         mine = [(seq, role, status) for c, seq, role, status in rows if c == cid]
         assert [role for _, role, _ in mine] == ["user", "assistant", "user", "assistant"], mine
         assert [seq for seq, _, _ in mine] == sorted({seq for seq, _, _ in mine})
