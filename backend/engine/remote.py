@@ -63,6 +63,7 @@ class Replica:
         self.health_path = health_path
         self.model: str | None = None  # the served model's name, from /v1/models
         self.max_model_len: int | None = None
+        self.last_error = ""  # why the last probe failed
         self._client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=PROBE_TIMEOUT_S),
             limits=httpx.Limits(max_connections=512, max_keepalive_connections=64),
@@ -72,10 +73,12 @@ class Replica:
         return f"Replica({self.url})"
 
     async def probe(self) -> bool:
-        """True if the replica answers its health path (and, the first time, says what it serves)."""
+        """True if the replica answers its health path (and, the first time, says what it serves);
+        if not, `last_error` says why."""
         try:
             response = await self._client.get(f"{self.url}{self.health_path}", timeout=PROBE_TIMEOUT_S)
             if response.status_code != 200:
+                self.last_error = f"{self.health_path} answered {response.status_code}"
                 return False
             if self.model is None:
                 models = await self._client.get(f"{self.url}/v1/models", timeout=PROBE_TIMEOUT_S)
@@ -83,7 +86,8 @@ class Replica:
                 served = models.json()["data"][0]
                 self.model, self.max_model_len = served["id"], served.get("max_model_len")
             return True
-        except (httpx.HTTPError, KeyError, IndexError, ValueError):
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as error:
+            self.last_error = f"{type(error).__name__}: {error}"
             return False
 
     async def reset_prefix_cache(self) -> None:

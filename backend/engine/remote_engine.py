@@ -39,13 +39,17 @@ class RemoteEngine:
 
     async def wait_until_ready(self, timeout_s: float) -> None:
         """Check the URL until it answers; then keep checking in the background."""
-        deadline = asyncio.get_running_loop().time() + timeout_s
+        loop = asyncio.get_running_loop()
+        deadline, next_word = loop.time() + timeout_s, loop.time()
         while not await self.replica.probe():
-            if asyncio.get_running_loop().time() > deadline:
+            if loop.time() > deadline:
                 raise EngineUnavailable(
-                    f"PREFIXDESK_ENGINE_URL {self.url} did not answer {self.replica.health_path} "
-                    f"within {timeout_s:.0f} s (PREFIXDESK_ENGINE_START_TIMEOUT_S)"
+                    f"PREFIXDESK_ENGINE_URL {self.url} did not answer {self.replica.health_path} within "
+                    f"{timeout_s:.0f} s (PREFIXDESK_ENGINE_START_TIMEOUT_S): {self.replica.last_error}"
                 )
+            if loop.time() >= next_word:  # replicas take minutes to load: say what is awaited
+                logger.warning("waiting for PREFIXDESK_ENGINE_URL %s: %s", self.url, self.replica.last_error)
+                next_word = loop.time() + 30
             await asyncio.sleep(min(self.health_interval_s, 1.0))
         if self.replica.max_model_len:
             self.max_model_len = min(self.max_model_len, self.replica.max_model_len)

@@ -20,6 +20,7 @@ class FakeReplica:
         self.up = True
         self.fail_requests = False
         self.probes = 0
+        self.last_error = "ConnectError: refused"
         self.sessions: list[str | None] = []
         self.open_streams = 0
 
@@ -115,7 +116,7 @@ async def test_a_url_that_never_answers_fails_the_start_naming_the_setting():
     fake.up = False
     engine = RemoteEngine(fake, block_size=32, max_model_len=2048, health_interval_s=0.05)  # type: ignore[arg-type]
     with pytest.raises(
-        EngineUnavailable, match="PREFIXDESK_ENGINE_URL http://router:8000 did not answer /readiness"
+        EngineUnavailable, match="PREFIXDESK_ENGINE_URL http://router:8000 did not answer /readiness.*refused"
     ):
         await engine.wait_until_ready(0.2)
     assert engine.is_dead
