@@ -200,6 +200,12 @@ def _run_routing(
     routing.write_section(results, started_at, out)
     typer.echo(routing.table(results))
     typer.echo(f"written: {out} (routing)")
+    try:
+        from backend.bench.routing_plot import routing as plot
+
+        typer.echo(f"written: {plot(results, out.parent / 'routing.png')}")
+    except ImportError:  # matplotlib comes with the `bench` extra
+        typer.echo("no plot: pip install -e '.[bench]' for matplotlib")
 
 
 def _rates(text: str) -> tuple[float, ...]:
