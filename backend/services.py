@@ -209,7 +209,7 @@ def build_supervisor(
         return engine
 
     return EngineSupervisor(
-        start=given if engine is not None else partial(start_engine, settings, model_dir),
+        start=given if engine is not None else partial(start_engine, settings, model_dir, bots.slug_of_salt),
         attach=attach,
         detach=live.detach,
         owns_engine=engine is None,

@@ -105,6 +105,10 @@ class BotRegistry(Mapping[str, LiveBot]):
     def __len__(self) -> int:
         return len(self._bots)
 
+    def slug_of_salt(self, salt: str | None) -> str | None:
+        """The bot whose requests carry this cache salt (a remote engine names it to the router)."""
+        return next((slug for slug, live in self._bots.items() if live.cache_salt == salt), None)
+
     def prefix_of_version(self, version_id: int) -> tuple[int, ...] | None:
         return self._prefix_by_version.get(version_id)
 

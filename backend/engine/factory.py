@@ -1,5 +1,6 @@
 """The engine the app runs on, chosen by settings."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 from backend.config import Settings
@@ -11,16 +12,21 @@ from backend.engine.vllm_engine import VllmEngine
 UNCAPPED = 1 << 30
 
 
-async def start_engine(settings: Settings, model_dir: Path) -> Engine:
-    """Start the configured engine; returns once it can take requests."""
+async def start_engine(
+    settings: Settings, model_dir: Path, bot_of: Callable[[str | None], str | None] = lambda salt: None
+) -> Engine:
+    """Start the configured engine; returns once it can take requests. `bot_of`: a request's
+    bot from its cache salt, which a remote engine names to the router."""
     if settings.engine == "remote":
-        engine = create_remote_engine(settings)
+        engine = create_remote_engine(settings, bot_of)
         await engine.wait_until_ready(settings.engine_start_timeout_s)
         return engine
     return await VllmEngine.start(settings, model_dir)
 
 
-def create_remote_engine(settings: Settings) -> RemoteEngine:
+def create_remote_engine(
+    settings: Settings, bot_of: Callable[[str | None], str | None] = lambda salt: None
+) -> RemoteEngine:
     if settings.engine_url is None:
         raise ValueError("PREFIXDESK_ENGINE=remote needs PREFIXDESK_ENGINE_URL")
     replica = Replica(
@@ -29,6 +35,7 @@ def create_remote_engine(settings: Settings) -> RemoteEngine:
         timeout_s=settings.engine_request_timeout_s,
         session_header=settings.session_header,
         health_path=settings.engine_health_path,
+        bot_of=bot_of,
     )
     return RemoteEngine(
         replica,

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any, NoReturn
 
 import httpx
@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 5.0
 SESSION_HEADER = "X-Session-Id"  # what vllm-router's consistent_hash reads first
+BOT_HEADER = "X-Prefixdesk-Bot"  # the bot's slug, for a router that separates bots
 
 
 class ReplicaUnavailable(EngineUnavailable):
@@ -55,12 +56,14 @@ class Replica:
         timeout_s: float,
         session_header: str = SESSION_HEADER,
         health_path: str = "/health",
+        bot_of: Callable[[str | None], str | None] = lambda salt: None,
         client: httpx.AsyncClient | None = None,
     ):
         self.url = url.rstrip("/")
         self.temperature = temperature
         self.session_header = session_header
         self.health_path = health_path
+        self.bot_of = bot_of  # a request's bot, from its cache salt
         self.model: str | None = None  # the served model's name, from /v1/models
         self.max_model_len: int | None = None
         self.last_error = ""  # why the last probe failed
@@ -100,9 +103,10 @@ class Replica:
 
     def _headers(self, session: str | None, cache_salt: str | None) -> dict[str, str]:
         """The session key a router in front of replicas routes on: the conversation's id, or,
-        for a bot's prefix being warmed, the bot's salt (its warm-ups stay together)."""
+        for a bot's prefix being warmed, the bot's salt (its warm-ups stay together); and the bot."""
         key = session or (f"prefix-{cache_salt}" if cache_salt else None)
-        return {self.session_header: key} if key else {}
+        bot = self.bot_of(cache_salt)
+        return {**({self.session_header: key} if key else {}), **({BOT_HEADER: bot} if bot else {})}
 
     def _body(
         self, prompt_ids: Sequence[int], max_tokens: int, request_id: str, cache_salt: str | None

@@ -17,6 +17,9 @@ async def test_an_identical_prefix_of_another_bot_is_not_served_from_cache(make_
     services = await make_services(prompts_dir=prompts_copy, warmup_on_start=False)
     assert services.bots[twin].prefix.token_ids == services.bots["shop-en"].prefix.token_ids
     assert services.bots[twin].cache_salt != services.bots["shop-en"].cache_salt
+    # What a remote engine names to a router in front of replicas, from each request's salt.
+    assert services.bots.slug_of_salt(services.bots[twin].cache_salt) == twin
+    assert services.bots.slug_of_salt("labelled") is None
 
     await first_turn(services, "shop-en", "Hi")
     shop = await first_turn(services, "shop-en", "Hello")

@@ -23,7 +23,9 @@ def completion_stream(request: httpx.Request) -> httpx.Response:
     return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
 
 
-def replica_seeing(seen: list[httpx.Request], header: str = "X-Session-Id", status: int = 200) -> Replica:
+def replica_seeing(
+    seen: list[httpx.Request], header: str = "X-Session-Id", status: int = 200, bots: dict | None = None
+) -> Replica:
     def answer(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         if status != 200:
@@ -33,7 +35,9 @@ def replica_seeing(seen: list[httpx.Request], header: str = "X-Session-Id", stat
         return completion_stream(request)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
-    replica = Replica(ROUTER, temperature=0.0, timeout_s=5, session_header=header, client=client)
+    replica = Replica(
+        ROUTER, temperature=0.0, timeout_s=5, session_header=header, bot_of=(bots or {}).get, client=client
+    )
     replica.model = "m"
     return replica
 
@@ -62,6 +66,15 @@ async def test_a_bots_warm_ups_share_one_key_so_a_router_keeps_them_with_their_p
     assert keys[0] == keys[1] != keys[2]
     await drain(replica)  # no bot, no conversation: nothing to keep together
     assert "X-Session-Id" not in seen[-1].headers
+
+
+async def test_a_request_names_its_bot_where_its_salt_is_a_bots():
+    seen: list[httpx.Request] = []
+    replica = replica_seeing(seen, bots={"shop-salt": "shop-en"})
+    await drain(replica, cache_salt="shop-salt", session="c1")
+    await drain(replica, cache_salt="labelled")  # the eval's own requests: no bot
+    assert seen[0].headers["X-Prefixdesk-Bot"] == "shop-en"
+    assert "X-Prefixdesk-Bot" not in seen[1].headers
 
 
 async def test_a_router_answering_5xx_is_an_unavailable_engine():
