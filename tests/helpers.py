@@ -177,6 +177,22 @@ class HeldReplies(WrappedEngine):
             yield item
 
 
+class PacedReplies(WrappedEngine):
+    """Replies come a delta every `pace_s`: a reply of 1,000 tokens lasts for seconds however
+    fast the tiny model drafts, so what a test does mid-reply happens mid-reply."""
+
+    def __init__(self, inner: Engine, pace_s: float = 0.05):
+        super().__init__(inner)
+        self.pace_s = pace_s
+
+    async def stream(self, prompt_ids, **options):
+        paced = str(options.get("request_id", "")).startswith("reply-")
+        async for item in self.inner.stream(prompt_ids, **options):
+            if paced:
+                await asyncio.sleep(self.pace_s)
+            yield item
+
+
 class ScriptedJudges(WrappedEngine):
     """The tiny engine, with its yes/no questions answered by a script: its random weights
     would answer them arbitrarily. A customer asks for a person when the message says "a human",

@@ -14,14 +14,15 @@ ScenarioOption = Annotated[
     list[str] | None,
     typer.Option(
         help="article, random, multiturn, support, speculative, knowledge, capacity "
-        "(repeat to pick several; default all); routing (alone: its own replicas and ways)."
+        "(repeat to pick several; default all); routing and restart (each alone: ways of their own)."
     ),
 ]
 WayOption = Annotated[
     list[str] | None,
     typer.Option(
         help="app, engine, peer (repeat to pick several; default all); for routing: "
-        "router_consistent_hash, router_cache_aware, router_kv_aware, router_round_robin."
+        "router_consistent_hash, router_cache_aware, router_kv_aware, router_round_robin; "
+        "for restart: off, on (the KV tier)."
     ),
 ]
 RequestsOption = Annotated[int, typer.Option(help="Requests of `article` and `random`.")]
@@ -109,8 +110,11 @@ def bench_command(
 ) -> None:
     """Prefix caching on vs off on the app, the bare engine and `vllm serve`; speculative decoding
     (`speculative`); a long help center (`knowledge`); returning customers against a KV cache size
-    (`capacity`); vLLM's router's policies (`routing`). Results of scenarios not run are kept in --out."""
+    (`capacity`); vLLM's router's policies (`routing`); a restart with the KV tier off and on
+    (`restart`). Results of scenarios not run are kept in --out."""
     settings = settings_given(ctx.obj)
+    if scenario and "restart" in scenario:
+        return _run_restart(settings, model, scenario, way, out)
     if scenario and "routing" in scenario:
         load = LoadShape(conversations=conversations, turns=turns, max_tokens=max_tokens)
         return _run_routing(settings, model, scenario, way, load, out)
@@ -180,6 +184,7 @@ def _run_routing(
     from datetime import UTC, datetime
 
     from backend.bench import routing
+    from backend.bench.results_file import write_section
 
     if scenarios != ["routing"]:
         _fail("run --scenario routing on its own: it starts replicas and routers of its own")
@@ -197,7 +202,7 @@ def _run_routing(
         )
     except ValueError as error:  # an unknown way, found before anything starts
         _fail(str(error))
-    routing.write_section(results, started_at, out)
+    write_section("routing", results, started_at, out, settings)
     typer.echo(routing.table(results))
     typer.echo(f"written: {out} (routing)")
     try:
@@ -214,6 +219,30 @@ def _rates(text: str) -> tuple[float, ...]:
 
 def _counts(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _run_restart(
+    settings: Settings, model: Path | None, scenarios: list[str], ways: list[str] | None, out: Path
+) -> None:
+    """The app restarted with the KV tier off and on; `restart` in --out."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from backend.bench import restart
+    from backend.bench.results_file import write_section
+
+    if scenarios != ["restart"]:
+        _fail("run --scenario restart on its own: it starts the app itself, twice per way")
+    if model is not None:
+        os.environ["PREFIXDESK_MODEL"] = str(model.resolve())
+        settings = settings.model_copy(update={"model": model.resolve()})
+    started_at = datetime.now(UTC)
+    try:
+        results = asyncio.run(restart.run(settings, ways or list(restart.WAYS)))
+    except ValueError as error:  # an unknown way, found before anything starts
+        _fail(str(error))
+    write_section("restart", results, started_at, out, settings)
+    typer.echo(restart.table(results))
 
 
 def _fail(message: str) -> NoReturn:

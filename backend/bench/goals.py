@@ -65,9 +65,22 @@ def _knowledge_rows(scenarios: dict) -> list[Row]:
     ]
 
 
+def _restart_rows(scenarios: dict) -> list[Row]:
+    restart = scenarios.get("restart", {})
+    return [
+        ("restart: seconds to ready, KV tier on", restart.get("on", {}).get("ready_s"), "<=", 30.0),
+        ("restart: seconds to ready, tier on / off", restart.get("on_vs_off_ready"), "<=", 1 / 3),
+    ]
+
+
 def targets(scenarios: dict) -> list[dict]:
     """The issue's targets, each with the measured value (None: not measured in this run)."""
-    rows = _caching_rows(scenarios) + _speculative_rows(scenarios) + _knowledge_rows(scenarios)
+    rows = [
+        *_caching_rows(scenarios),
+        *_speculative_rows(scenarios),
+        *_knowledge_rows(scenarios),
+        *_restart_rows(scenarios),
+    ]
     return [
         {
             "target": name,

@@ -139,6 +139,29 @@ def _stale(name: str, section_meta: dict | None) -> dict:
     }
 
 
+def write_section(
+    name: str, results: dict, started_at: datetime, path: Path, settings: Settings | None = None
+) -> None:
+    """A scenario run on its own (`routing`, `restart`) as the section `name` of the results
+    file, stamped with the code it ran; the targets read again from the sections of that code."""
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    code = code_version()
+    section_meta = {
+        "code": code,
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["prefixdesk", *sys.argv[1:]]),
+        "machine": machine(),
+        **({"settings": result_settings(settings)} if settings is not None else {}),
+    }
+    earlier[name] = {**results, "meta": section_meta}
+    sections = {key: s for key, s in earlier.items() if key not in NOT_SECTIONS}
+    fresh = {key: s for key, s in sections.items() if key == name or _same_code(s.get("meta"), code)}
+    earlier["targets"] = targets(fresh)
+    earlier["stale"] = [_stale(key, sections[key].get("meta")) for key in sections if key not in fresh]
+    write(earlier, path)
+
+
 def write(out: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2, ensure_ascii=False))

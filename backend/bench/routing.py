@@ -13,7 +13,6 @@ import asyncio
 import json
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from statistics import mean, median
 
@@ -250,19 +249,3 @@ def table(results: dict) -> str:
             f"{' + '.join(map(str, run['requests_per_replica']))} |"
         )
     return "\n".join(rows)
-
-
-def write_section(results: dict, started_at: datetime, path: Path) -> None:
-    """The results as the `routing` section of the results file, stamped with the code it ran."""
-    from backend.bench.results_file import code_version, machine
-
-    earlier = json.loads(path.read_text()) if path.exists() else {}
-    meta = {
-        "code": code_version(),
-        "started_at": started_at.isoformat(timespec="seconds"),
-        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-    }
-    earlier["routing"] = {**results, "meta": meta}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(earlier, indent=2, ensure_ascii=False))

@@ -149,12 +149,19 @@ class BotRegistry(Mapping[str, LiveBot]):
         async def warm_one(live: LiveBot) -> None:
             slug = live.definition.slug
             try:
-                await _warm_bot(engine, live, "warmup")
+                tokens, cached = await _warm_bot(engine, live, "warmup")
             except BaseException:
                 self.warmth[slug] = "cold"
                 raise
             self.warmth[slug] = "warm"
-            logger.info("bot %s warm (%d prefix tokens)", slug, len(live.prefix.token_ids))
+            # Found cached at start: read from the KV tier (PREFIXDESK_KV_TIER), not computed.
+            logger.info(
+                "bot %s warm (%d prefix tokens; %d of its fixed prompts' %d tokens found cached)",
+                slug,
+                len(live.prefix.token_ids),
+                cached,
+                tokens,
+            )
 
         for slug in self._bots:  # before the first await: no moment where all look ready
             self.warmth[slug] = "warming"
@@ -219,6 +226,11 @@ class BotRegistry(Mapping[str, LiveBot]):
         self._bots = fresh
 
 
-async def _warm_bot(engine: Engine, live: LiveBot, label: str) -> None:
+async def _warm_bot(engine: Engine, live: LiveBot, label: str) -> tuple[int, int]:
+    """Every fixed prompt of the bot run once: their tokens, and how many were found cached."""
+    tokens = cached = 0
     for name, token_ids in live.fixed_prompts():
-        await warm(engine, token_ids, f"{label}-{live.definition.slug}-{name}", cache_salt=live.cache_salt)
+        label_of_prompt = f"{label}-{live.definition.slug}-{name}"
+        cached += await warm(engine, token_ids, label_of_prompt, cache_salt=live.cache_salt)
+        tokens += len(token_ids)
+    return tokens, cached

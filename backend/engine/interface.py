@@ -223,11 +223,15 @@ async def warm(
     *,
     cache_salt: str | None,
     affinity_key: str | None = None,
-) -> None:
-    """Run `token_ids` once (one output token) so their full blocks are in the prefix cache."""
+) -> int:
+    """Run `token_ids` once (one output token) so their full blocks are in the prefix cache;
+    how many of them were found cached already (in the engine's memory or its KV tier)."""
     request_id = f"{label}-{uuid.uuid4().hex}"
     stream = engine.stream(
         token_ids, max_tokens=1, request_id=request_id, cache_salt=cache_salt, affinity_key=affinity_key
     )
-    async for _ in stream:
-        pass
+    cached = 0
+    async for item in stream:
+        if isinstance(item, GenerationResult):
+            cached = item.cached_tokens
+    return cached

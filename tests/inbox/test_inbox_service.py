@@ -12,6 +12,7 @@ from backend.events.bus import EVENT_TYPES, NOTE_CREATED
 from backend.turns.events import Done, Token
 from backend.widget.routes import customer_sees
 from tests.helpers import (
+    PacedReplies,
     assert_released,
     done_of,
     new_agent,
@@ -113,9 +114,12 @@ async def test_notes_stay_private_and_out_of_the_models_context(services):
             await services.inbox.add_note(work, "00000000-0000-0000-0000-000000000000", agent, "lost")
 
 
-async def test_a_take_over_mid_reply_stops_the_bot(make_services):
-    # A reply streamed as written: the agent steps in once its first token is shown.
-    services = await make_services(max_reply_tokens=1300, answer_checks="off")
+async def test_a_take_over_mid_reply_stops_the_bot(make_services, tiny_engine):
+    # A reply streamed as written: the agent steps in once its first token is shown. Paced, so
+    # that the reply is still being written when the take-over's stop arrives.
+    services = await make_services(
+        engine=PacedReplies(tiny_engine), max_reply_tokens=1300, answer_checks="off"
+    )
     agent = await new_agent(services)
     cid = (await open_conversation(services)).conversation.id
     async with services.new_work() as work:
