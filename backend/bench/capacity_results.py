@@ -6,7 +6,7 @@ customers who came back before them. The engine's counters tell what each of tho
 """
 
 from dataclasses import dataclass
-from statistics import mean
+from statistics import mean, median
 from typing import NamedTuple
 
 from backend.bench.figures import figures
@@ -128,9 +128,38 @@ def _kept_and_fall(levels: list[dict]) -> tuple[dict | None, dict | None]:
 
 
 def capacity_results(results: list[dict]) -> dict:
-    """Returning customers' cached share and first-token time against live conversations: per
-    checkpoint (`levels`), the prediction from the counters, and the fall-off."""
-    result = results[0]
+    """Each KV tier setting's run (`ways.off`, `ways.on`), and with both, how the tier held up
+    where the cache alone had let go (`tier`)."""
+    ways = {result.get("kv_tier") or "off": capacity_way(result) for result in results}
+    section: dict = {"ways": ways}
+    if "off" in ways and "on" in ways:
+        section["tier"] = tier_beyond_memory(ways["off"], ways["on"])
+    return section
+
+
+def tier_beyond_memory(off: dict, on: dict) -> dict:
+    """With the tier on, the returning customers at twice the live conversations where the
+    cache alone let go (or the most measured): their history hit rate, and their first-token
+    p50 against the warm case's (the cache alone, before its fall-off)."""
+    fall = off["fall_off_at"]
+    warm = [row["ttft_ms_p50"] for row in off["levels"] if fall is None or row["conversations"] < fall]
+    beyond = [row for row in on["levels"] if fall is not None and row["conversations"] >= 2 * fall]
+    row = beyond[0] if beyond else (on["levels"][-1] if on["levels"] else None)
+    warm_ttft = median(warm) if warm else None
+    return {
+        "off_fall_off_at": fall,
+        "at_conversations": row["conversations"] if row else None,
+        "twice_the_fall_off_reached": bool(beyond),
+        "history_hit_rate": row["history_hit_rate"] if row else None,
+        "ttft_ms_p50": row["ttft_ms_p50"] if row else None,
+        "warm_ttft_ms_p50": warm_ttft,
+        "ttft_vs_warm": round(row["ttft_ms_p50"] / warm_ttft, 2) if row and warm_ttft else None,
+    }
+
+
+def capacity_way(result: dict) -> dict:
+    """One run: returning customers' cached share and first-token time against live
+    conversations per checkpoint (`levels`), the prediction from the counters, the fall-off."""
     runs = [run for run in result["runs"] if run["scenario"] == "capacity"]
     log = result.get("engine_log", {})
     block = result["block_size"]
@@ -145,6 +174,7 @@ def capacity_results(results: list[dict]) -> dict:
     kept, fall = _kept_and_fall(levels)
     return {
         "way": "app",
+        "kv_tier": result.get("kv_tier") or "off",
         "bot": BOT,
         "kv_cache_gib": result["kv_cache_gib"],
         "kv_cache_tokens": kv_tokens,  # vLLM's own count, from its start-up log

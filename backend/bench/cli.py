@@ -68,6 +68,9 @@ CapacityKvGibOption = Annotated[
     float, typer.Option(help="`capacity`: KV cache size (the CPU build takes whole GiB, at least 1).")
 ]
 CapacityMaxTokensOption = Annotated[int, typer.Option(help="`capacity`: reply length cap.")]
+CapacityTierOption = Annotated[
+    str, typer.Option(help="`capacity`: the KV tier off, on (a run each, comma-separated).")
+]
 ModelOption = Annotated[Path | None, typer.Option(help="A model directory instead of PREFIXDESK_MODEL.")]
 OutOption = Annotated[Path, typer.Option(help="JSON results.")]
 PlotsDirOption = Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside --out).")]
@@ -95,13 +98,14 @@ def bench_command(
     knowledge_off_concurrency: KnowledgeOffConcurrencyOption = "2",
     retrieval_conversations: RetrievalConversationsOption = 4,
     retrieval_turns: RetrievalTurnsOption = 6,
-    capacity_conversations: CapacityConversationsOption = "16,20,24,26,28,30,32,34",
+    capacity_conversations: CapacityConversationsOption = "16,24,28,32,40,48,56,64",
     capacity_returning: CapacityReturningOption = 2,
     capacity_turns: CapacityTurnsOption = 2,
     capacity_at_once: CapacityAtOnceOption = 8,
     capacity_message_chars: CapacityMessageCharsOption = 3600,
     capacity_kv_gib: CapacityKvGibOption = 1.0,
     capacity_max_tokens: CapacityMaxTokensOption = 48,
+    capacity_tier: CapacityTierOption = "off,on",
     model: ModelOption = None,
     out: OutOption = Path("bench/results/latest.json"),
     plots_dir: PlotsDirOption = None,
@@ -137,6 +141,7 @@ def bench_command(
         message_chars=capacity_message_chars,
         kv_gib=capacity_kv_gib,
         max_tokens=capacity_max_tokens,
+        tiers=_tiers(capacity_tier),
     )
     options = BenchOptions(selection, load, speculative_max_tokens, knowledge, capacity, out, plots_dir)
     _run(options, settings, model)
@@ -243,6 +248,13 @@ def _run_restart(
         _fail(str(error))
     write_section("restart", results, started_at, out, settings)
     typer.echo(restart.table(results))
+
+
+def _tiers(text: str) -> tuple[str, ...]:
+    tiers = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not tiers or any(tier not in ("off", "on") for tier in tiers):
+        _fail(f"--capacity-tier takes off, on or both (comma-separated), not {text!r}")
+    return tiers
 
 
 def _fail(message: str) -> NoReturn:

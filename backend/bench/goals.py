@@ -65,11 +65,25 @@ def _knowledge_rows(scenarios: dict) -> list[Row]:
     ]
 
 
-def _restart_rows(scenarios: dict) -> list[Row]:
+def _tier_rows(scenarios: dict) -> list[Row]:
     restart = scenarios.get("restart", {})
+    beyond = scenarios.get("capacity", {}).get("tier", {})
+    reached = beyond.get("twice_the_fall_off_reached")
     return [
         ("restart: seconds to ready, KV tier on", restart.get("on", {}).get("ready_s"), "<=", 30.0),
         ("restart: seconds to ready, tier on / off", restart.get("on_vs_off_ready"), "<=", 1 / 3),
+        (
+            "capacity: history hit rate at twice the fall-off, tier on",
+            beyond.get("history_hit_rate") if reached else None,
+            ">=",
+            0.9,
+        ),
+        (
+            "capacity: TTFT p50 at twice the fall-off, tier on / warm",
+            beyond.get("ttft_vs_warm") if reached else None,
+            "<=",
+            2.0,
+        ),
     ]
 
 
@@ -79,7 +93,7 @@ def targets(scenarios: dict) -> list[dict]:
         *_caching_rows(scenarios),
         *_speculative_rows(scenarios),
         *_knowledge_rows(scenarios),
-        *_restart_rows(scenarios),
+        *_tier_rows(scenarios),
     ]
     return [
         {

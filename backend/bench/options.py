@@ -69,13 +69,14 @@ class KnowledgeOptions:
 class CapacityOptions:
     """`capacity`: live conversations at each checkpoint, customers returning at each, KV cache size."""
 
-    conversations: tuple[int, ...] = (16, 20, 24, 26, 28, 30, 32, 34)
+    conversations: tuple[int, ...] = (16, 24, 28, 32, 40, 48, 56, 64)
     returning: int = 2
     turns: int = 2
     at_once: int = 8
     message_chars: int = 3600
     kv_gib: float = 1.0
     max_tokens: int = 48
+    tiers: tuple[str, ...] = ("off", "on")  # the KV tier (PREFIXDESK_KV_TIER) off, on: a run each
 
     def as_spec(self) -> dict:
         """The plan a worker builds its `capacity.CapacityPlan` from."""

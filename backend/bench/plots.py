@@ -205,53 +205,41 @@ def knowledge(scenarios: dict, path: Path) -> Path | None:
 
 
 def capacity(scenarios: dict, path: Path) -> Path | None:
-    """Returning customers' cache hits and first-token time against the conversations' worth of
-    KV cache taken in since they left (each point labelled with its live conversations)."""
-    result = scenarios.get("capacity")
-    if not result or not result.get("levels"):
+    """Returning customers' history found again and first-token time against the live
+    conversations, KV tier off and on (each run's fall-off predicted from its counters)."""
+    ways = {
+        tier: result
+        for tier, result in scenarios.get("capacity", {}).get("ways", {}).items()
+        if result.get("levels")
+    }
+    if not ways:
         return None
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    rows = [r for r in result["levels"] if r.get("equivalent_conversations") is not None]
-    if not rows:
-        return None
-    x = [r["equivalent_conversations"] for r in rows]
-    axes[0].plot(
-        x, [(r["history_hit_rate"] or 0) * 100 for r in rows], "o-", color=COLORS["on"], label="own history"
-    )
-    axes[0].plot(
-        x,
-        [(r["hit_rate"] or 0) * 100 for r in rows],
-        "s--",
-        color=COLORS["off"],
-        label="cached / cacheable (bot prefix included)",
-    )
-    for xi, row in zip(x, rows, strict=True):
-        axes[0].annotate(
-            str(row["conversations"]),
-            (xi, 100),
-            textcoords="offset points",
-            xytext=(0, 6),
-            ha="center",
-            fontsize=7,
-        )
-    axes[0].set_ylim(-5, 112)
-    axes[0].set_ylabel("returning customers: from cache (%)")
-    axes[0].set_title("history found again (labels: live conversations)", fontsize=10)
-    axes[1].plot(x, [r["ttft_ms_p50"] / 1000 for r in rows], "o-", color=COLORS["on"], label="p50")
-    axes[1].plot(x, [r["ttft_ms_max"] / 1000 for r in rows], "s--", color=COLORS["off"], label="max")
+    for tier, result in ways.items():
+        rows = result["levels"]
+        x = [row["conversations"] for row in rows]
+        style = {"color": COLORS[tier], "label": f"KV tier {tier}"}
+        axes[0].plot(x, [(row["history_hit_rate"] or 0) * 100 for row in rows], "o-", **style)
+        axes[1].plot(x, [row["ttft_ms_p50"] / 1000 for row in rows], "o-", **style)
+    off = ways.get("off", {})
+    if off.get("predicted_conversations"):
+        for ax in axes:
+            ax.axvline(
+                off["predicted_conversations"], color="#d9534f", linestyle=":", label="predicted fall-off"
+            )
+    axes[0].set_ylim(-5, 105)
+    axes[0].set_ylabel("returning customers: own history from cache (%)")
     axes[1].set_ylim(bottom=0)
-    axes[1].set_title("returning customers: first token (s)", fontsize=10)
-    predicted = result.get("predicted_conversations")
+    axes[1].set_ylabel("returning customers: first token p50 (s)")
     for ax in axes:
-        if predicted:
-            ax.axvline(predicted, color="#d9534f", linestyle=":", label=f"predicted fall-off ({predicted:g})")
-        ax.set_xlabel("conversations' worth of KV taken in since they left")
+        ax.set_xlabel("live conversations")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="center left")
-    tokens = f"{result['kv_cache_tokens']:,}" if result.get("kv_cache_tokens") else "?"
+        ax.legend(fontsize=8)
+    first = next(iter(ways.values()))
+    tokens = f"{first['kv_cache_tokens']:,}" if first.get("kv_cache_tokens") else "?"
     fig.suptitle(
-        f"KV cache {result['kv_cache_gib']:g} GiB ({tokens} tokens): returning {result['bot']} customers"
+        f"KV cache {first['kv_cache_gib']:g} GiB ({tokens} tokens): returning {first['bot']} customers"
     )
     fig.tight_layout()
     fig.savefig(path, dpi=120)

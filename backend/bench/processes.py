@@ -15,6 +15,8 @@ def spec_mode(spec: dict) -> str:
     """What a run compares, as its log's name says it: caching or speculation, off or on."""
     if spec.get("knowledge_path"):
         return f"{spec['knowledge_path']}-caching-{'on' if spec['caching'] else 'off'}"
+    if spec.get("kv_tier") is not None:
+        return f"kv-tier-{spec['kv_tier']}"
     if spec.get("speculation") is not None:
         return f"speculation-{'on' if spec['speculation'] else 'off'}"
     return f"caching-{'on' if spec['caching'] else 'off'}"

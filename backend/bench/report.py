@@ -166,10 +166,22 @@ def knowledge_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def capacity_table(result: dict) -> str:
+def capacity_table(section: dict) -> str:
+    tables = [_capacity_way_table(result) for result in section["ways"].values()]
+    if beyond := section.get("tier"):
+        tables.append(
+            f"tier on at {_cell(beyond['at_conversations'])} live conversations (the cache alone fell off "
+            f"at {_cell(beyond['off_fall_off_at'])}): own history from cache "
+            f"{_cell(beyond['history_hit_rate'], True)}, TTFT p50 {_cell(beyond['ttft_ms_p50'])} ms, "
+            f"{_cell(beyond['ttft_vs_warm'])}x the warm case's {_cell(beyond['warm_ttft_ms_p50'])} ms"
+        )
+    return "\n\n".join(tables)
+
+
+def _capacity_way_table(result: dict) -> str:
     lines = [
         f"### capacity ({result['bot']}, KV cache {result['kv_cache_gib']:g} GiB = "
-        f"{_cell(result['kv_cache_tokens'])} tokens by vLLM's count)",
+        f"{_cell(result['kv_cache_tokens'])} tokens by vLLM's count; KV tier {result['kv_tier']})",
         "",
         f"app's start-up line: {result.get('startup_sizing') or '-'}",
         "KV tokens written per opened conversation (its messages, replies and the judge's reads): "

@@ -62,8 +62,8 @@ async def _ready(client: httpx.AsyncClient, began: float, timeout_s: float) -> t
         with_status = await client.get("/readyz")
         now = time.perf_counter() - began
         body = with_status.json()
-        if engine_s is None and body["engine"]["status"] == "running":
-            engine_s = now
+        if engine_s is None and any(warmth != "cold" for warmth in body["bots"].values()):
+            engine_s = now  # the engine is up once the bots' warming has begun
         if with_status.status_code == 200:
             return round(engine_s or now, 2), round(now, 2)
         await asyncio.sleep(0.2)

@@ -117,7 +117,7 @@ def knowledge_specs(options: BenchOptions, common: dict) -> list[dict]:
 
 def capacity_specs(options: BenchOptions, common: dict) -> list[dict]:
     """Caching on only (off, nothing comes back from the cache), the `shop-en` bot alone, so that
-    the cache holds its prefix and its conversations."""
+    the cache holds its prefix and its conversations; a run per KV tier setting (off, on)."""
     if CAPACITY not in options.selection.scenarios or True not in options.selection.caching:
         return []
     return [
@@ -128,9 +128,11 @@ def capacity_specs(options: BenchOptions, common: dict) -> list[dict]:
             **common,
             "max_tokens": options.capacity.max_tokens,
             "kv_cache_gib": options.capacity.kv_gib,
+            "kv_tier": tier,
             "bots": [BOT],
             "capacity": options.capacity.as_spec(),
         }
+        for tier in options.capacity.tiers
     ]
 
 

@@ -10,6 +10,7 @@ figures of every request go to the spec's `out` file. The engine (and, for `app`
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -76,6 +77,8 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
     env["PREFIXDESK_PROMPTS_DIR"] = str(settings.prompts_dir)
     env["PREFIXDESK_KV_CACHE_GIB"] = f"{settings.kv_cache_gib:g}"
     env.update(spec.get("app_env", {}))
+    if spec.get("kv_tier") == "on":  # on a fresh directory: what it holds, this run wrote
+        env |= {"PREFIXDESK_KV_TIER": "disk", "PREFIXDESK_KV_TIER_PATH": str(workdir / "kv-tier")}
     port = free_port()
     log = workdir / "app.log"
     started = time.perf_counter()
@@ -108,6 +111,7 @@ async def run_app(spec: dict, settings: Settings, ids: PromptIds, workdir: Path)
                 )
     finally:
         await clean_redis(settings.redis_url, redis_prefix)
+        shutil.rmtree(workdir / "kv-tier", ignore_errors=True)
     return {"engine_load_s": load_s, "runs": runs, "storage": storage, "engine_log": servers.engine_log(log)}
 
 
@@ -174,6 +178,7 @@ async def run(spec: dict) -> dict:
         "caching": spec["caching"],
         "speculation": spec.get("speculation"),
         "knowledge_path": spec.get("knowledge_path"),
+        "kv_tier": spec.get("kv_tier"),
         "speculative_method": settings.speculative_method,
         "block_size": settings.block_size,
         "kv_cache_gib": settings.kv_cache_gib,

@@ -20,6 +20,8 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 # The offloading spec vLLM's CPU build runs the tier with (backend/engine/kv_tier.py), by name:
 # vLLM imports it in its engine processes and replicas, so this module need not import vLLM.
 HOST_COPY_SPEC = {"spec_name": "HostTieringOffloadingSpec", "spec_module_path": "backend.engine.kv_tier"}
+# vLLM's file-system tier with each block file checked before use (backend/engine/kv_tier_files.py).
+CHECKED_FS_TIER = {"type": "CheckedFileSystemTier", "module_path": "backend.engine.kv_tier_files"}
 CPU_BUILD_IO_THREADS = 2  # the fs tier's readers and writers each (vLLM's default, 16, is for GPU hosts)
 
 
@@ -66,7 +68,7 @@ def kv_transfer_config(settings: Settings, model_dir: Path) -> dict[str, Any] | 
     PREFIXDESK_KV_TIER=disk; on the CPU build through the host-copy spec (kv_tier.py)."""
     if settings.kv_tier == "off":
         return None
-    fs_tier: dict[str, Any] = {"type": "fs", "root_dir": str(kv_tier_dir(settings, model_dir))}
+    fs_tier: dict[str, Any] = {**CHECKED_FS_TIER, "root_dir": str(kv_tier_dir(settings, model_dir))}
     extra: dict[str, Any] = {"spec_name": "TieringOffloadingSpec"}
     if _cpu_build():
         extra = dict(HOST_COPY_SPEC)

@@ -1,9 +1,10 @@
 """A second tier for prefix KV (PREFIXDESK_KV_TIER=disk): vLLM's offloading connector, its
 file-system tier, and on the CPU build the host-copy spec (backend/engine/kv_tier.py).
 
-The options map is checked on its own; then three tiny-model engines, one at a time: one
-with the tier writes a conversation's prefix KV to disk, a second, started afresh on the same
-directory, finds it there instead of computing it, and both answer as an engine without it.
+The options map is checked on its own; then tiny-model engines, one at a time: one with the
+tier writes a conversation's prefix KV to disk, a second, started afresh on the same
+directory, finds it there instead of computing it, and both answer as an engine without it;
+a third, once every file has another block's bytes, uses none of them and answers the same.
 """
 
 import importlib
@@ -65,7 +66,12 @@ def test_the_connector_and_its_directory_keyed_by_what_makes_kv_valid(tmp_path):
     assert extra["cpu_bytes_to_use"] == 1 << 28
     [fs_tier] = extra["secondary_tiers"]
     root = Path(fs_tier["root_dir"])
-    assert fs_tier["type"] == "fs" and root == kv_tier_dir(settings, model)
+    assert root == kv_tier_dir(settings, model)
+    # vLLM's fs tier, checked: the tier named is vLLM's, importable where vLLM looks for it.
+    from vllm.v1.kv_offload.tiering.factory import SecondaryTierFactory
+    from vllm.v1.kv_offload.tiering.fs.manager import FileSystemTierManager
+
+    assert issubclass(SecondaryTierFactory.get_tier_class(fs_tier), FileSystemTierManager)
     assert root.parent == (tmp_path / "tier").resolve() and root.name.startswith("qwen-")
     # The spec named is importable where vLLM looks for it (the host-copy spec on the CPU build).
     spec = getattr(
@@ -148,19 +154,32 @@ def prompts(tiny_settings: Settings) -> tuple[list[int], list[int]]:
 
 @pytest.fixture(scope="module")
 async def runs(tiny_settings: Settings, prompts, tmp_path_factory) -> dict[str, Run]:
-    """The same two requests on three engines, one after the other: without the tier; with
-    it, on an empty directory (the writer); with it again, on what the writer left (the reader)."""
+    """The same two requests on four engines, one after the other: without the tier; with
+    it, on an empty directory (the writer); with it again, on what the writer left (the reader);
+    and again once every file the writer left has another block's bytes (damaged)."""
     plain = tiny_settings.model_copy(update={"speculative_method": "off"})
     tiered = plain.model_copy(
         update={"kv_tier": "disk", "kv_tier_path": tmp_path_factory.mktemp("kv-tier"), "kv_tier_gib": 1 / 16}
     )
     labels = [prompts[0][-1], prompts[0][-2], prompts[1][-1]]  # the tiny model likes repeating itself
     blocks = sum(len(prompt) // tiny_settings.block_size for prompt in prompts)
-    return {
+    runs = {
         "off": await run_engine(plain, prompts, labels),
         "writer": await run_engine(tiered, prompts, labels, tier_blocks=blocks),
         "reader": await run_engine(tiered, prompts, labels),
     }
+    swap_every_file(kv_tier_dir(tiered, tiered.model))
+    runs["damaged"] = await run_engine(tiered, prompts, labels, tier_blocks=blocks)
+    return runs
+
+
+def swap_every_file(directory: Path) -> None:
+    """Each block file overwritten with the next one's bytes: every size right, every block wrong."""
+    files = sorted(directory.rglob("*.bin"))
+    contents = [path.read_bytes() for path in files]
+    assert len(files) > 1 and len({len(content) for content in contents}) == 1
+    for path, content in zip(files, contents[1:] + contents[:1], strict=True):
+        path.write_bytes(content)
 
 
 async def test_a_new_engine_finds_the_prefix_in_the_tier(runs, prompts, tiny_settings):
@@ -171,6 +190,15 @@ async def test_a_new_engine_finds_the_prefix_in_the_tier(runs, prompts, tiny_set
     assert (reader.labels.cached_tokens, reader.reply.cached_tokens) == tuple(full_blocks)
     queries, hits = reader.prefix_cache
     assert queries > 0 and hits == 0
+
+
+async def test_damaged_files_are_computed_again_never_read(runs):
+    # Every file had a right size and the wrong bytes: none was used, the engine computed the
+    # blocks and answered as without the tier, and wrote the files again (run_engine waited).
+    damaged, off = runs["damaged"], runs["off"]
+    assert (damaged.labels.cached_tokens, damaged.reply.cached_tokens) == (0, 0)
+    assert damaged.reply.token_ids == off.reply.token_ids
+    assert damaged.labels.logprobs == pytest.approx(off.labels.logprobs, abs=1e-5)
 
 
 async def test_kv_from_the_tier_answers_as_kv_computed(runs):
@@ -184,4 +212,4 @@ async def test_kv_from_the_tier_answers_as_kv_computed(runs):
 async def test_no_shared_memory_is_left_behind(runs):
     # The CPU tier's region in /dev/shm loses its name once every process has mapped it
     # (kv_tier.py): its memory goes with the engine, even one that is killed.
-    assert [run.offload_regions_named for run in runs.values()] == [set(), set(), set()]
+    assert [run.offload_regions_named for run in runs.values()] == [set()] * len(runs)

@@ -156,17 +156,41 @@ def test_the_knowledge_and_capacity_scenarios(tmp_path, tiny_model_dir):
     assert retrieval["conversations"] == 2 and retrieval["turns"] == 2
     assert retrieval["knowledge_in_prefix"] is False
     assert retrieval["later_turns_cacheable_tokens"] > 0 and retrieval["later_turns_cached_share"] >= 0.9
-    capacity = figures["capacity"]
-    assert [row["conversations"] for row in capacity["levels"]] == [2, 3]
-    for row in capacity["levels"]:
-        assert row["returning"] == 1 and row["cacheable_tokens"] > 0 and row["ttft_ms_p50"] > 0
-        assert row["hit_rate"] >= 0.9  # a 1 GiB cache holds the tiny model's few conversations
-    assert capacity["kv_cache_gib"] == 1.0 and capacity["kv_cache_tokens"] > 0
-    assert "KV cache:" in capacity["startup_sizing"]
-    assert capacity["kv_tokens_per_conversation"] > 0 and capacity["fall_off_at"] is None
+    ways = figures["capacity"]["ways"]
+    assert set(ways) == {"off", "on"}  # a run with the KV tier and one without
+    for tier, capacity in ways.items():
+        assert capacity["kv_tier"] == tier
+        assert [row["conversations"] for row in capacity["levels"]] == [2, 3]
+        for row in capacity["levels"]:
+            assert row["returning"] == 1 and row["cacheable_tokens"] > 0 and row["ttft_ms_p50"] > 0
+            assert row["hit_rate"] >= 0.9  # a 1 GiB cache holds the tiny model's few conversations
+        assert capacity["kv_cache_gib"] == 1.0 and capacity["kv_cache_tokens"] > 0
+        assert "KV cache:" in capacity["startup_sizing"]
+        assert capacity["kv_tokens_per_conversation"] > 0 and capacity["fall_off_at"] is None
+    # The cache alone never let go here: the tier is read at the most conversations measured.
+    tier = figures["capacity"]["tier"]
+    assert tier["off_fall_off_at"] is None and tier["twice_the_fall_off_reached"] is False
+    assert tier["at_conversations"] == 3 and tier["ttft_vs_warm"] > 0
     measured = {t["target"]: t["value"] for t in figures["targets"]}
     assert measured["knowledge: retrieval path, cached / cacheable tokens of later turns"] >= 0.9
     assert measured["knowledge: TTFT p50 single-stream, caching on (ms)"] > 0
     if importlib.util.find_spec("matplotlib"):
         for plot in ("knowledge.png", "capacity.png"):
             assert (tmp_path / plot).stat().st_size > 0, plot
+
+
+def test_the_restart_scenario_starts_the_app_warm_from_the_kv_tier(tmp_path, tiny_model_dir):
+    # The app as served, started twice on one tier directory: the second start reads every
+    # bot's fixed prompts from the files the first wrote.
+    out = tmp_path / "latest.json"
+    result = bench(tiny_model_dir, "--scenario", "restart", "--way", "on", "--out", str(out))
+    assert "| on |" in result.stdout
+    on = json.loads(out.read_text())["restart"]["on"]
+    first = on["first_start"]
+    assert first["found_cached_tokens"] == 0 and first["tier_files"] > 0 and first["tier_bytes"] > 0
+    assert on["fixed_tokens"] == first["fixed_tokens"] > 0 and set(on["bots"]) == set(first["bots"])
+    for slug, bot in on["bots"].items():  # every full block found; a prompt's last part block is computed
+        assert 0.5 * bot["fixed_tokens"] <= bot["found_cached"] < bot["fixed_tokens"], slug
+    assert 0 < on["engine_s"] <= on["ready_s"]
+    for slug, answer in on["answers"].items():  # the tiny model's words are random, maybe none
+        assert "error" not in answer and answer["cached_tokens"] > 0, slug
