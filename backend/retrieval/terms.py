@@ -4,6 +4,7 @@
 Lucene's CJK bigram analyzer does (single-character stop words dropped, pairs kept)."""
 
 import re
+import threading
 import unicodedata
 from functools import cache
 
@@ -37,10 +38,17 @@ def _stop_words(language: str) -> frozenset[str]:
     return frozenset(stopwords.safe_get_stopwords(primary_language(language)))
 
 
-@cache
+# A Snowball stemmer keeps the word it is stemming in itself, so one shared between threads
+# mixes their words up (or fails); turns build their notes on worker threads, several at once.
+_per_thread = threading.local()
+
+
 def _stemmer(language: str) -> BaseStemmer | None:
-    name = _SNOWBALL.get(primary_language(language))
-    return snowballstemmer.stemmer(name) if name in snowballstemmer.algorithms() else None
+    stemmers: dict[str, BaseStemmer | None] = _per_thread.__dict__.setdefault("stemmers", {})
+    if language not in stemmers:
+        name = _SNOWBALL.get(primary_language(language))
+        stemmers[language] = snowballstemmer.stemmer(name) if name in snowballstemmer.algorithms() else None
+    return stemmers[language]
 
 
 def terms(text: str, language: str) -> list[str]:

@@ -1,5 +1,7 @@
 """Search terms in several languages, and BM25 over a fixed list of passages."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -68,3 +70,18 @@ def test_any_query_gives_distinct_positions_in_ascending_order(query, count):
     assert found == sorted(set(found))
     assert len(found) <= count
     assert all(0 <= i < len(PASSAGES) for i in found)
+
+
+def test_terms_are_the_same_from_many_threads_at_once():
+    # Turns build their notes on worker threads, several at once (a burst of long messages
+    # once failed a turn with Snowball's IndexError): each thread stems with its own stemmer.
+    texts = [
+        " ".join(
+            f"returning refunds deliveries {n} shipped parcels exchanged items" for n in range(k, k + 300)
+        )
+        for k in range(64)
+    ]
+    alone = [terms(text, "en") for text in texts]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        together = list(pool.map(lambda text: terms(text, "en"), texts))
+    assert together == alone
