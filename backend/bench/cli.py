@@ -112,18 +112,13 @@ def bench_command(
     caching: CachingOption = None,
     group_by_way: GroupByWayOption = False,
 ) -> None:
-    """Prefix caching on vs off on the app, the bare engine and `vllm serve`; speculative decoding
-    (`speculative`); a long help center (`knowledge`); returning customers against a KV cache size
-    (`capacity`); vLLM's router's policies (`routing`); a restart with the KV tier off and on
-    (`restart`). Results of scenarios not run are kept in --out."""
+    """The article's scenarios and the product's (docs/benchmarks.md), each in a process of its
+    own; `routing` and `restart` alone. Results of scenarios not run are kept in --out."""
     settings = settings_given(ctx.obj)
-    if scenario and "restart" in scenario:
-        return _run_restart(settings, model, scenario, way, out)
-    if scenario and "routing" in scenario:
-        load = LoadShape(conversations=conversations, turns=turns, max_tokens=max_tokens)
-        return _run_routing(settings, model, scenario, way, load, out)
-    selection = _selection(scenario, way, caching, group_by_way)
     load = LoadShape(requests, conversations, turns, _rates(rates), window, max_tokens)
+    if scenario and {"routing", "restart"} & set(scenario):
+        return _run_alone(settings, model, scenario, way, load, out)
+    selection = _selection(scenario, way, caching, group_by_way)
     knowledge = KnowledgeOptions(
         questions=knowledge_questions,
         concurrency=_counts(knowledge_concurrency),
@@ -173,6 +168,19 @@ def _run(options: BenchOptions, settings: Settings, model: Path | None) -> None:
         run_bench(options, settings, echo=typer.echo)
     except ValueError as error:  # a bad option found before any run
         _fail(str(error))
+
+
+def _run_alone(
+    settings: Settings,
+    model: Path | None,
+    scenarios: list[str],
+    ways: list[str] | None,
+    load: LoadShape,
+    out: Path,
+) -> None:
+    if "restart" in scenarios:
+        return _run_restart(settings, model, scenarios, ways, out)
+    return _run_routing(settings, model, scenarios, ways, load, out)
 
 
 def _run_routing(

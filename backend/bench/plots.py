@@ -206,7 +206,7 @@ def knowledge(scenarios: dict, path: Path) -> Path | None:
 
 def capacity(scenarios: dict, path: Path) -> Path | None:
     """Returning customers' history found again and first-token time against the live
-    conversations, KV tier off and on (each run's fall-off predicted from its counters)."""
+    conversations, KV tier off and on."""
     ways = {
         tier: result
         for tier, result in scenarios.get("capacity", {}).get("ways", {}).items()
@@ -222,12 +222,6 @@ def capacity(scenarios: dict, path: Path) -> Path | None:
         style = {"color": COLORS[tier], "label": f"KV tier {tier}"}
         axes[0].plot(x, [(row["history_hit_rate"] or 0) * 100 for row in rows], "o-", **style)
         axes[1].plot(x, [row["ttft_ms_p50"] / 1000 for row in rows], "o-", **style)
-    off = ways.get("off", {})
-    if off.get("predicted_conversations"):
-        for ax in axes:
-            ax.axvline(
-                off["predicted_conversations"], color="#d9534f", linestyle=":", label="predicted fall-off"
-            )
     axes[0].set_ylim(-5, 105)
     axes[0].set_ylabel("returning customers: own history from cache (%)")
     axes[1].set_ylim(bottom=0)
