@@ -161,11 +161,8 @@ def _selection(
 def _run(options: BenchOptions, settings: Settings, model: Path | None) -> None:
     from backend.bench.suite import run_bench
 
-    if model is not None:
-        os.environ["PREFIXDESK_MODEL"] = str(model.resolve())  # every run process reads it
-        settings = settings.model_copy(update={"model": model.resolve()})
     try:
-        run_bench(options, settings, echo=typer.echo)
+        run_bench(options, _with_model(settings, model), echo=typer.echo)
     except ValueError as error:  # a bad option found before any run
         _fail(str(error))
 
@@ -246,9 +243,7 @@ def _run_restart(
 
     if scenarios != ["restart"]:
         _fail("run --scenario restart on its own: it starts the app itself, twice per way")
-    if model is not None:
-        os.environ["PREFIXDESK_MODEL"] = str(model.resolve())
-        settings = settings.model_copy(update={"model": model.resolve()})
+    settings = _with_model(settings, model)
     started_at = datetime.now(UTC)
     try:
         results = asyncio.run(restart.run(settings, ways or list(restart.WAYS)))
@@ -256,6 +251,14 @@ def _run_restart(
         _fail(str(error))
     write_section("restart", results, started_at, out, settings)
     typer.echo(restart.table(results))
+
+
+def _with_model(settings: Settings, model: Path | None) -> Settings:
+    """The settings with --model, which every process the run starts reads too."""
+    if model is None:
+        return settings
+    os.environ["PREFIXDESK_MODEL"] = str(model.resolve())
+    return settings.model_copy(update={"model": model.resolve()})
 
 
 def _tiers(text: str) -> tuple[str, ...]:

@@ -119,10 +119,17 @@ def with_earlier_sections(out: dict, path: Path) -> dict:
         if name not in NOT_SECTIONS and name not in out
     }
     sections = {name: s for name, s in {**out, **kept}.items() if name not in NOT_SECTIONS}
-    code = out["meta"]["code"]
-    fresh = {name: s for name, s in sections.items() if name in out or _same_code(s["meta"], code)}
-    stale = [_stale(name, sections[name]["meta"]) for name in sections if name not in fresh]
-    return {"meta": out["meta"], "targets": targets(fresh), "stale": stale, **sections}
+    measured, stale = _targets_and_stale(sections, out["meta"]["code"], measured_now=set(out))
+    return {"meta": out["meta"], "targets": measured, "stale": stale, **sections}
+
+
+def _targets_and_stale(sections: dict, code: dict, measured_now: set[str]) -> tuple[list[dict], list[dict]]:
+    """The targets, read from the sections measured now or on the same code; the others, stale."""
+    fresh = {
+        name: s for name, s in sections.items() if name in measured_now or _same_code(s.get("meta"), code)
+    }
+    stale = [_stale(name, sections[name].get("meta")) for name in sections if name not in fresh]
+    return targets(fresh), stale
 
 
 def _same_code(section_meta: dict | None, code: dict) -> bool:
@@ -156,9 +163,7 @@ def write_section(
     }
     earlier[name] = {**results, "meta": section_meta}
     sections = {key: s for key, s in earlier.items() if key not in NOT_SECTIONS}
-    fresh = {key: s for key, s in sections.items() if key == name or _same_code(s.get("meta"), code)}
-    earlier["targets"] = targets(fresh)
-    earlier["stale"] = [_stale(key, sections[key].get("meta")) for key in sections if key not in fresh]
+    earlier["targets"], earlier["stale"] = _targets_and_stale(sections, code, measured_now={name})
     write(earlier, path)
 
 
