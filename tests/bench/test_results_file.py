@@ -1,8 +1,10 @@
 """The results file keeps earlier sections, but reads its targets only from this code's runs."""
 
 import json
+import subprocess
+from pathlib import Path
 
-from backend.bench.results_file import with_earlier_sections
+from backend.bench.results_file import code_version, machine, with_earlier_sections
 
 NOW = {"commit": "c" * 40, "dirty": False}
 
@@ -41,3 +43,26 @@ def test_a_run_with_uncommitted_changes_makes_no_kept_section_fresh(tmp_path):
     assert [s["section"] for s in with_earlier_sections(run(NOW, "2026-12-04T10:00:00"), path)["stale"]] == [
         "article"
     ]
+
+
+def test_results_files_written_since_the_commit_leave_the_code_clean_and_code_changes_do_not(tmp_path):
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)  # noqa: S603, S607
+
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "latest.json").write_text("{}")
+    (tmp_path / "backend.py").write_text("A = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "code")
+
+    (tmp_path / "bench" / "results" / "latest.json").write_text('{"article": {}}')  # an earlier run's section
+    assert code_version(tmp_path)["dirty"] is False
+    (tmp_path / "backend.py").write_text("A = 2\n")
+    assert code_version(tmp_path)["dirty"] is True
+
+
+def test_the_machine_names_the_cpu_features_that_set_its_speed():
+    features = machine()["cpu_features"]
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    assert features == [name for name in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if name in flags]
