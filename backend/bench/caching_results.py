@@ -21,6 +21,8 @@ def scenario_results(scenario: str, results: list[dict]) -> dict:
             if run["rate"] is not None:
                 row = by_rate.setdefault(run["rate"], {"rate": run["rate"], "way": result["way"]})
                 row[mode] = figures(run)
+                if run.get("costs"):  # the support arrivals' cost per turn at each rate
+                    row[mode]["costs"] = run["costs"]
     headline = next(way for way in WAY_ORDER if way in ways)
     out: dict = {"way": headline, **ways[headline], "ways": ways}
     on, off = out.get("on"), out.get("off")

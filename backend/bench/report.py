@@ -65,6 +65,13 @@ def scenario_table(name: str, result: dict) -> str:
     for way, mode in columns:
         if costs := result["ways"][way][mode].get("costs"):
             lines += ["", f"Where a turn's time goes ({way}, caching {mode}):", "", *cost_table(costs)]
+    for row in result.get("by_rate", []):
+        for mode in ("off", "on"):
+            if costs := row.get(mode, {}).get("costs"):
+                heading = (
+                    f"Where a turn's time goes at {row['rate']:g} arrivals/s ({row['way']}, caching {mode}):"
+                )
+                lines += ["", heading, "", *cost_table(costs)]
     return "\n".join(lines)
 
 

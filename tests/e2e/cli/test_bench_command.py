@@ -88,6 +88,9 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
         assert modes["on"]["cached_share_of_cacheable"] >= 0.95, way
     assert figures["random"]["on"]["cacheable_tokens"] == 0
     assert figures["support"]["by_rate"][0]["rate"] == 2.0
+    arrivals = figures["support"]["by_rate"][0]["on"]["costs"]  # per turn, at that rate
+    assert arrivals["turns"] > 0 and arrivals["kinds"]["reply"]["requests"] > 0
+    assert "Where a turn's time goes at 2 arrivals/s (app, caching on)" in result.stdout
     assert len(figures["targets"]) == len(targets({})) and "speculative" not in figures  # all listed
     if importlib.util.find_spec("matplotlib"):  # the `bench` extra
         for plot in ("on_vs_off.png", "ways.png", "latency_vs_rate.png"):
