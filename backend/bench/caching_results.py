@@ -36,6 +36,11 @@ def scenario_results(scenario: str, results: list[dict]) -> dict:
             out[f"{way}_qps"] = ways[way]["on"]["qps"]
     if "app_qps" in out and "engine_qps" in out:
         out["app_vs_engine_qps"] = ratio(out["app_qps"], out["engine_qps"])
+        app, engine = ways["app"]["on"], ways["engine"]["on"]
+        out["app_vs_engine_ttft"] = ratio(app["ttft_ms_p50"], engine["ttft_ms_p50"])
+        # The app shows a held reply's first word once its first sentence is checked: its
+        # first token against the bare engine's first whole sentence is what the checks cost.
+        out["app_shown_vs_engine_sentence"] = ratio(app["ttft_ms_p50"], engine.get("first_sentence_ms_p50"))
     if "peer_qps" in out and "engine_qps" in out:
         out["peer_vs_engine_qps"] = ratio(out["peer_qps"], out["engine_qps"])
     if by_rate:

@@ -14,6 +14,12 @@ def _caching_rows(scenarios: dict) -> list[Row]:
         ("random: cost of caching on total time", random_.get("caching_cost_total_time"), "<=", 0.02),
         ("article: app QPS / bare-engine QPS (caching on)", article.get("app_vs_engine_qps"), ">=", 0.95),
         (
+            "article: app's first word shown / bare engine's first sentence, p50 (caching on)",
+            article.get("app_shown_vs_engine_sentence"),
+            "<=",
+            1.3,
+        ),
+        (
             "multiturn: cached / cacheable tokens (caching on, worst way)",
             min(multiturn_share) if multiturn_share and None not in multiturn_share else None,
             ">=",

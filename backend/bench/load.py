@@ -19,6 +19,7 @@ class Record:
     cacheable_tokens: int
     completion_tokens: int
     text: str
+    first_sentence_ms: float | None = None
 
 
 def cacheable(shared: int, prompt_tokens: int, block_size: int) -> int:
@@ -45,6 +46,7 @@ async def send_turn(
         cacheable(shared, reply.prompt_tokens, block_size),
         reply.completion_tokens,
         reply.text,
+        None if reply.first_sentence_s is None else round(reply.first_sentence_s * 1000, 1),
     )
     # The next prompt extends this one with the reply; the reply's last token was sampled,
     # never fed through the model, so its keys and values were not computed.

@@ -12,6 +12,7 @@ TABLE_ROWS = [
     ("TTFT mean (ms)", "ttft_ms_mean"),
     ("TTFT p50 (ms)", "ttft_ms_p50"),
     ("TTFT p95 (ms)", "ttft_ms_p95"),
+    ("first sentence p50 (ms)", "first_sentence_ms_p50"),
     ("latency mean (ms)", "latency_ms_mean"),
     ("latency p50 (ms)", "latency_ms_p50"),
     ("latency p95 (ms)", "latency_ms_p95"),

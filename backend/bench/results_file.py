@@ -12,7 +12,7 @@ from pathlib import Path
 from backend.bench.goals import targets
 from backend.bench.options import BenchOptions
 from backend.config import Settings
-from backend.engine.vllm_options import engine_dtype
+from backend.engine.vllm_options import cpu_flags, engine_dtype
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = "bench/results"  # what the benchmark writes, within the checkout
@@ -29,7 +29,7 @@ def machine() -> dict:
         (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
         platform.processor(),
     )
-    flags = next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), [])
+    flags = cpu_flags() or frozenset()
     try:
         from importlib.metadata import version
 

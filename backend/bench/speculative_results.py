@@ -61,7 +61,9 @@ def speculative_results(results: list[dict]) -> dict:
         records.setdefault(result["way"], {})[mode] = [
             {**r, "part": run["part"]} for run in result["runs"] for r in run["records"]
         ]
-    headline = next(way for way in WAY_ORDER if way in ways)
+    # Drafting's own effect is the bare engine's: through the app, drafting also turns the
+    # answer samples off (`turns/reply_policy.py`), which changes the replies and their time.
+    headline = next(way for way in ("engine", *WAY_ORDER) if way in ways)
     out: dict = {"way": headline, **ways[headline], "ways": ways}
     on, off = out.get("on"), out.get("off")
     if on and off:

@@ -6,7 +6,9 @@
   through the app's own replica client.
 
 Times are taken the same way for all three, on the client side: from sending the request to
-the first streamed token (TTFT) and to the end of the reply.
+the first streamed token (TTFT) and to the end of the reply. The bare engine's also to the end
+of its first sentence: the app shows a held reply only once its first sentence is written and
+checked (`turns/release.py`), so that is the earliest a checked word can be shown.
 """
 
 import json
@@ -21,6 +23,7 @@ from backend.bench.workloads import Conversation
 from backend.engine.interface import GenerationResult
 from backend.engine.remote import Replica
 from backend.sse_reader import read_sse
+from backend.turns.release import completes_sentence
 
 
 @dataclass
@@ -31,6 +34,7 @@ class Reply:
     cached_tokens: int
     completion_tokens: int
     text: str
+    first_sentence_s: float | None = None  # to a whole first sentence or the end (bare engine)
 
 
 class Target(Protocol):
@@ -49,12 +53,17 @@ class EngineTarget:
     async def send(self, history, text: str) -> Reply:
         prompt = self.ids.prompt(history, text)
         started = time.perf_counter()
-        first = None
+        first = sentence = None
+        written = ""
         async for item in self.engine.stream(prompt, max_tokens=self.max_tokens, cache_salt=history.salt):
             if first is None:
                 first = time.perf_counter()
             if isinstance(item, GenerationResult):
                 result = item
+            elif sentence is None and completes_sentence(written, item.text):
+                sentence = time.perf_counter()
+            else:
+                written = item.text
         ended = time.perf_counter()
         self.ids.add_reply(history, result.token_ids)
         return Reply(
@@ -64,6 +73,7 @@ class EngineTarget:
             result.cached_tokens,
             len(result.token_ids),
             result.text,
+            (sentence or ended) - started,
         )
 
 

@@ -132,13 +132,18 @@ def _cpu_build() -> bool:
 
 
 @cache
-def _cpu_has_native_bf16() -> bool:
+def cpu_flags() -> frozenset[str] | None:
+    """The CPU's feature flags (avx512_bf16, amx_bf16, ...); None where /proc/cpuinfo is not."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            flags = next((line.split() for line in cpuinfo if line.startswith("flags")), [])
+            return frozenset(next((line.split() for line in cpuinfo if line.startswith("flags")), []))
     except OSError:
-        return True  # not Linux: leave the choice to vLLM
-    return any(flag in flags for flag in CPU_BF16_FLAGS)
+        return None
+
+
+def _cpu_has_native_bf16() -> bool:
+    flags = cpu_flags()
+    return flags is None or bool(flags & set(CPU_BF16_FLAGS))  # not Linux: vLLM chooses
 
 
 def engine_environment(settings: Settings) -> dict[str, str]:

@@ -63,10 +63,10 @@ class CheckedRelease:
 
     def feed(self, delta: TokenDelta) -> None:
         """The reply's next piece; a sentence that ended before it or with it is checked."""
-        if self.deltas and _ends_before(self.deltas[-1].text, delta.text):
+        if self.deltas and ended_before(self.deltas[-1].text, delta.text):
             self._sentence_ended()
         self.deltas.append(delta)
-        if _ends_with(delta.text):
+        if ends_with(delta.text):
             self._sentence_ended()
 
     def _sentence_ended(self) -> None:
@@ -120,12 +120,18 @@ class CheckedRelease:
             self.doubt = review
 
 
-def _ends_with(piece: str) -> bool:
+def completes_sentence(before: str, piece: str) -> bool:
+    """A stream whose last piece was `before` has a whole sentence once `piece` comes: the
+    moment a held reply's first sentence can be checked and shown."""
+    return ended_before(before, piece) or ends_with(piece)
+
+
+def ends_with(piece: str) -> bool:
     """A sentence ends with this piece: a full-width stop or a line break, or a stop and a space."""
     return piece[-1:] in tuple(CLOSED_STOPS) or (piece[-1:].isspace() and piece.rstrip()[-1:] in tuple(STOPS))
 
 
-def _ends_before(before: str, after: str) -> bool:
+def ended_before(before: str, after: str) -> bool:
     """A sentence ended with the piece `before`, as the next one (`after`) shows: a stop then a
     space ("3.5" is a figure, "3. " an end)."""
     return before[-1:] in tuple(STOPS) and after[:1].isspace()

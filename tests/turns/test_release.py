@@ -11,7 +11,7 @@ import pytest
 from backend.engine.interface import GenerationResult, SampleProgress, TokenDelta
 from backend.turns.agreement import Samples, enough_tokens
 from backend.turns.events import Done, Token
-from backend.turns.release import _ends_before, _ends_with
+from backend.turns.release import completes_sentence, ended_before, ends_with
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored
 
 QUESTION = "How long is the warranty on backpacks?"
@@ -63,9 +63,11 @@ async def first_then_rest(make_services, tiny_engine, pieces: list[str], **setti
 
 
 def test_a_sentence_ends_at_a_stop_and_a_space_not_inside_a_figure():
-    assert _ends_before("warranty.", " Zips") and _ends_with("warranty. ") and _ends_with("好的。")
-    assert _ends_with("Hello:\n") and not _ends_before("3.", "5") and not _ends_with("3.")
-    assert not _ends_before("Yes", "!") and not _ends_before("", " ")
+    assert ended_before("warranty.", " Zips") and ends_with("warranty. ") and ends_with("好的。")
+    assert ends_with("Hello:\n") and not ended_before("3.", "5") and not ends_with("3.")
+    assert not ended_before("Yes", "!") and not ended_before("", " ")
+    assert completes_sentence("a year.", " The") and completes_sentence("", "三年。")
+    assert not completes_sentence("within 3", ".5 years")
 
 
 async def test_a_checked_sentence_is_shown_before_the_reply_ends(make_services, tiny_engine):

@@ -82,6 +82,10 @@ def test_the_bench_command_runs_every_scenario_and_way(tmp_path, tiny_model_dir)
         # after it may too: the note of policy lines before each question opens alike).
         assert modes["on"]["cached_tokens"] >= modes["on"]["cacheable_tokens"], way
         assert modes["on"]["peak_rss_mib"] > 0, way
+    # The bare engine's time to a whole first sentence (or its end): what a checked word waits for.
+    engine_on = article["ways"]["engine"]["on"]
+    assert engine_on["ttft_ms_p50"] <= engine_on["first_sentence_ms_p50"] <= engine_on["latency_ms_p50"]
+    assert article["app_shown_vs_engine_sentence"] > 0 and article["app_vs_engine_ttft"] > 0
     multiturn = figures["multiturn"]
     for way, modes in multiturn["ways"].items():
         assert modes["on"]["requests"] == 4, way
