@@ -9,7 +9,7 @@ exactly the ids of earlier ones.
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from backend.knowledge.articles import Knowledge
@@ -53,20 +53,14 @@ class PolicyLines:
     ) -> "PolicyLines":
         """Every non-empty line of a Markdown policy but its headings, and of each help-center
         article, each searched together with the heading or article title it stands under (a
-        question about "warranty" finds the lines of the warranty section)."""
+        question about "warranty" finds the lines of the warranty section): `document_lines`."""
         lines: list[str] = []
         searched: list[str] = []
         documents = [("", policy)] + [(article.title, article.text) for article in knowledge or ()]
         for title, document in documents:
-            section = title
-            for raw in document.splitlines():
-                line = raw.strip()
-                if line.startswith("#"):
-                    section = line.lstrip("#").strip()
-                elif line:
-                    text = line.removeprefix("- ").removeprefix("* ").strip()
-                    lines.append(text)
-                    searched.append(f"{section}\n{text}")
+            for line, context in document_lines(title, document):
+                lines.append(line)
+                searched.append(context)
         if heading is None:
             headings = WITH_HELP_CENTER_HEADINGS if knowledge else DEFAULT_HEADINGS
             heading = headings.get(language.split("-")[0], headings["en"])
@@ -111,6 +105,36 @@ class PolicyLines:
     def note(self, message: str, count: int) -> str | None:
         """What the model is told just before the customer's message: its best lines."""
         return note_of(self.heading, self.matching(message, count))
+
+
+def document_lines(title: str, document: str) -> Iterator[tuple[str, str]]:
+    """A Markdown document's lines, each with the text it is searched as: under its section
+    (a `#` heading, or a line all in bold, as help centers write sub-headings; after the
+    document's title), and a list's items after the line that introduces them ("You can pay
+    with:"). Headings are not lines: quoted or matched alone, they say nothing."""
+    section, introduction = title, ""
+    for raw in document.splitlines():
+        line = raw.strip()
+        heading = line.lstrip("#").strip() if line.startswith("#") else _bold_heading(line)
+        if heading is not None:
+            section, introduction = (f"{title}\n{heading}" if title else heading), ""
+        elif line:
+            item = line.startswith(LIST_MARKERS)
+            text = line.removeprefix("- ").removeprefix("* ").strip()
+            yield text, "\n".join(part for part in (section, introduction if item else "", text) if part)
+            if not item:
+                introduction = line if line.endswith(INTRODUCING) else ""
+
+
+LIST_MARKERS = ("- ", "* ")
+INTRODUCING = (":", "：")  # a line that ends so introduces the list after it
+
+
+def _bold_heading(line: str) -> str | None:
+    """The text of a line that is all bold ("**Downgrading**"), a sub-heading; else None."""
+    inner = line[2:-2].strip()
+    bold = len(line) > 4 and line.startswith("**") and line.endswith("**") and "**" not in inner
+    return inner if bold and inner else None
 
 
 def note_of(heading: str, lines: Sequence[str]) -> str | None:

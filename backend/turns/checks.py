@@ -122,7 +122,7 @@ async def grounded_in_matching_lines(
     if share < grounding.MIN_GROUNDED_SHARE:
         doubts.append(f"{share:.0%} of what it says is in the lines that match the question")
     best = definition.reference.matching(question, 1)
-    if best and grounding.turned_around(reply.text, best[0], definition.language):
+    if best and grounding.turned_around(reply.text, best[0], definition.language, definition.yes_no):
         doubts.append("denies or grants where the line that matches the question best says the opposite")
     return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started)
 

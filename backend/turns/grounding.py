@@ -12,6 +12,7 @@ not shown; its lines are quoted instead, which states nothing false.
 import re
 from collections.abc import Sequence
 
+from backend.prompting.openings import Openings
 from backend.retrieval.terms import primary_language, terms
 
 # Words that deny or restrict ("only if"), per language; a language without a list is not
@@ -31,10 +32,19 @@ def denies(text: str, language: str) -> bool | None:
     return None if pattern is None else bool(pattern.search(text))
 
 
-def turned_around(reply: str, best_line: str, language: str) -> bool:
-    """The reply denies where the best-matching line does not, or the other way round."""
-    line_denies, reply_denies = denies(best_line, language), denies(reply, language)
+def turned_around(reply: str, best_line: str, language: str, openings: Openings | None = None) -> bool:
+    """The reply denies where the best-matching line does not, or the other way round. A reply
+    that opens with a plain yes or no is read by its first sentence, the answer the customer
+    acts on: "Yes, you can ... The discount is not available ..." grants, whatever follows."""
+    answer = reply
+    if openings is not None and openings.answers_yes_or_no(reply):
+        answer = next((part for part in SENTENCE_ENDS.split(reply) if part.strip()), reply)
+    line_denies, reply_denies = denies(best_line, language), denies(answer, language)
     return line_denies is not None and line_denies != reply_denies
+
+
+# Where a sentence ends: a stop and a space, a full-width stop, a line break ("3.5" goes on).
+SENTENCE_ENDS = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])|\n")
 
 
 MIN_GROUNDED_SHARE = 0.5  # of a reply's own words (not the question's), at least this many are the lines'

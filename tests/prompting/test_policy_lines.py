@@ -7,7 +7,7 @@ import pytest
 from backend.config import PROJECT_ROOT
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
-from backend.prompting.reference import PolicyLines
+from backend.prompting.reference import PolicyLines, document_lines
 
 POLICY = """## Returns
 - Customers may return any unused item within 45 days of delivery.
@@ -29,6 +29,50 @@ def test_every_line_but_headings_is_a_line_searched_with_its_heading():
     # only lines that share a word match, however many are asked for) and by meaning too.
     assert lines.matching("returns?", 3) == list(lines.lines[:2])
     assert PolicyLines.of(POLICY, "en", matching="hybrid").matching("returns?", 2) == list(lines.lines[:2])
+
+
+ARTICLE = """Only the owner can change the plan.
+
+**Downgrading**
+
+A downgrade takes effect at the end of the billing period. There is no refund.
+
+You can pay for a subscription with:
+
+- Cards
+- SEPA Direct Debit
+
+Invoices are sent by e-mail.
+"""
+
+
+def test_help_center_sub_headings_in_bold_are_headings_and_a_list_is_searched_with_its_introduction():
+    assert list(document_lines("Change your plan", ARTICLE)) == [
+        ("Only the owner can change the plan.", "Change your plan\nOnly the owner can change the plan."),
+        (
+            "A downgrade takes effect at the end of the billing period. There is no refund.",
+            "Change your plan\nDowngrading\nA downgrade takes effect at the end of the billing period. "
+            "There is no refund.",
+        ),
+        (
+            "You can pay for a subscription with:",
+            "Change your plan\nDowngrading\nYou can pay for a subscription with:",
+        ),
+        ("Cards", "Change your plan\nDowngrading\nYou can pay for a subscription with:\nCards"),
+        (
+            "SEPA Direct Debit",
+            "Change your plan\nDowngrading\nYou can pay for a subscription with:\nSEPA Direct Debit",
+        ),
+        ("Invoices are sent by e-mail.", "Change your plan\nDowngrading\nInvoices are sent by e-mail."),
+    ]
+    # A line in bold among words is not a heading; a policy's `#` headings stand alone.
+    assert [line for line, _ in document_lines("", "Go to **Settings**.\n**Note:** keep it.")] == [
+        "Go to **Settings**.",
+        "**Note:** keep it.",
+    ]
+    assert list(document_lines("", "## Returns\n- Gift cards cannot be refunded.")) == [
+        ("Gift cards cannot be refunded.", "Returns\nGift cards cannot be refunded.")
+    ]
 
 
 def test_a_message_is_ranked_once_however_often_its_lines_are_asked_for():

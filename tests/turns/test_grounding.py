@@ -1,6 +1,7 @@
 """Signs that a reply does not say what the lines matching its question say, in any language
 with a word list, on plain text."""
 
+from backend.prompting.openings import Openings
 from backend.turns.grounding import denies, grounded_share, turned_around
 
 CODES = "The 10% welcome code and the 15% newsletter code cannot be combined."
@@ -13,6 +14,28 @@ def test_a_reply_that_grants_what_the_line_denies_is_turned_around():
     assert turned_around("Yes, you can return a sleeping bag you've used twice.", used, "en")
     assert turned_around("可以，两个优惠码能一起用。", "两个优惠码不能同时使用。", "zh-CN")
     assert not turned_around("不行，两个优惠码不能同时使用。", "两个优惠码不能同时使用。", "zh-CN")
+
+
+def test_a_plain_yes_is_read_by_its_first_sentence_whatever_follows():
+    openings = Openings(yes=("Yes", "可以"), no=("No", "不能"))
+    discount = (
+        "Nonprofits get 25% off with yearly billing. The discount is not available with monthly billing."
+    )
+    contradicts_itself = (
+        "Yes, you can get the discount monthly. The discount is not available with monthly billing."
+    )
+    assert not turned_around(contradicts_itself, discount, "en")  # read whole, it denies too
+    assert turned_around(contradicts_itself, discount, "en", openings)
+    assert not turned_around(
+        "Yes, but only with yearly billing. Apply in Settings.", discount, "en", openings
+    )
+    assert not turned_around(
+        "No, it is not available monthly. It is 25% off yearly.", discount, "en", openings
+    )
+    # A reply that is not a plain yes or no is read whole, as before.
+    assert not turned_around("You get 25% off. It is not available monthly.", discount, "en", openings)
+    assert not turned_around("可以，但仅限按年付费。每月付费不可以。", "仅限按年付费。", "zh-CN", openings)
+    assert turned_around("可以，按月付费也能享受。不过需要申请。", "仅限按年付费。", "zh-CN", openings)
 
 
 def test_a_language_without_a_word_list_is_not_judged():
