@@ -52,6 +52,11 @@ async def test_the_engine_dies_mid_reply_and_the_app_starts_a_new_one(tiny_setti
         conversation = await start(client)
         messages = f"/api/v1/widget/conversations/{conversation['conversation_id']}/messages"
         killed = None
+        # The engine is paused before the message and killed once the turn is accepted: the
+        # tiny model writes fast, and on a busy machine a whole reply could come before the
+        # client read the turn's first event.
+        paused = engine_core_of(app.process.pid)
+        paused.send_signal(signal.SIGSTOP)
         async with client.stream(
             "POST", messages, json={"text": "Where is my parcel?"}, headers=auth(conversation)
         ) as response:
@@ -59,10 +64,8 @@ async def test_the_engine_dies_mid_reply_and_the_app_starts_a_new_one(tiny_setti
             body = ""
             async for chunk in response.aiter_text():
                 body += chunk
-                # Killed as soon as the turn is accepted: killed at the first token, the stream
-                # now and then did not end in the error event (the tiny model writes fast).
                 if killed is None and "event: accepted" in body:
-                    killed = engine_core_of(app.process.pid)
+                    killed = paused
                     killed.send_signal(signal.SIGKILL)
         assert killed is not None, "the reply ended before the engine could be killed"
         kinds = [kind for kind, _ in parse_sse(body)]
