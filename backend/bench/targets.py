@@ -60,10 +60,10 @@ class EngineTarget:
                 first = time.perf_counter()
             if isinstance(item, GenerationResult):
                 result = item
-            elif sentence is None and completes_sentence(written, item.text):
+                continue
+            if sentence is None and completes_sentence(written, item.text):
                 sentence = time.perf_counter()
-            else:
-                written = item.text
+            written = item.text  # the piece before the next: a stop then a space ends a sentence
         ended = time.perf_counter()
         self.ids.add_reply(history, result.token_ids)
         return Reply(
