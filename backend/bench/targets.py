@@ -23,7 +23,7 @@ from backend.bench.workloads import Conversation
 from backend.engine.interface import GenerationResult
 from backend.engine.remote import Replica
 from backend.sse_reader import read_sse
-from backend.turns.release import completes_sentence
+from backend.turns.sentences import completes_sentence
 
 
 @dataclass

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from backend.prompting.openings import Openings
 from backend.retrieval.terms import primary_language, terms
+from backend.turns.sentences import first_sentence
 
 # Words that deny or restrict ("only if"), per language; a language without a list is not
 # checked for them.
@@ -38,13 +39,9 @@ def turned_around(reply: str, best_line: str, language: str, openings: Openings 
     acts on: "Yes, you can ... The discount is not available ..." grants, whatever follows."""
     answer = reply
     if openings is not None and openings.answers_yes_or_no(reply):
-        answer = next((part for part in SENTENCE_ENDS.split(reply) if part.strip()), reply)
+        answer = first_sentence(reply)
     line_denies, reply_denies = denies(best_line, language), denies(answer, language)
     return line_denies is not None and line_denies != reply_denies
-
-
-# Where a sentence ends: a stop and a space, a full-width stop, a line break ("3.5" goes on).
-SENTENCE_ENDS = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])|\n")
 
 
 MIN_GROUNDED_SHARE = 0.5  # of a reply's own words (not the question's), at least this many are the lines'

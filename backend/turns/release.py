@@ -25,10 +25,7 @@ from collections.abc import Awaitable, Callable
 from backend.engine.interface import TokenDelta
 from backend.turns.checks import FinishedReply, ReplyCheck, Review
 from backend.turns.events import Token, TurnStream
-
-# A sentence ends in one of these followed by a space, or in a full-width stop or a line break.
-STOPS = ".!?…"
-CLOSED_STOPS = "。！？\n"
+from backend.turns.sentences import ended_before, ends_with
 
 
 class CheckedRelease:
@@ -118,20 +115,3 @@ class CheckedRelease:
             self.mark_shown(new)
         elif review.lasting:
             self.doubt = review
-
-
-def completes_sentence(before: str, piece: str) -> bool:
-    """A stream whose last piece was `before` has a whole sentence once `piece` comes: the
-    moment a held reply's first sentence can be checked and shown."""
-    return ended_before(before, piece) or ends_with(piece)
-
-
-def ends_with(piece: str) -> bool:
-    """A sentence ends with this piece: a full-width stop or a line break, or a stop and a space."""
-    return piece[-1:] in tuple(CLOSED_STOPS) or (piece[-1:].isspace() and piece.rstrip()[-1:] in tuple(STOPS))
-
-
-def ended_before(before: str, after: str) -> bool:
-    """A sentence ended with the piece `before`, as the next one (`after`) shows: a stop then a
-    space ("3.5" is a figure, "3. " an end)."""
-    return before[-1:] in tuple(STOPS) and after[:1].isspace()

@@ -11,7 +11,7 @@ import pytest
 from backend.engine.interface import GenerationResult, SampleProgress, TokenDelta
 from backend.turns.agreement import Samples, enough_tokens
 from backend.turns.events import Done, Token
-from backend.turns.release import completes_sentence, ended_before, ends_with
+from backend.turns.sentences import completes_sentence, ended_before, ends_with, first_sentence
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored
 
 QUESTION = "How long is the warranty on backpacks?"
@@ -68,6 +68,8 @@ def test_a_sentence_ends_at_a_stop_and_a_space_not_inside_a_figure():
     assert not ended_before("Yes", "!") and not ended_before("", " ")
     assert completes_sentence("a year.", " The") and completes_sentence("", "三年。")
     assert not completes_sentence("within 3", ".5 years")
+    assert first_sentence("Yes, within 3.5 years. Not after.") == "Yes, within 3.5 years."
+    assert first_sentence("可以。但是要申请。") == "可以。" and first_sentence("No") == "No"
 
 
 async def test_a_checked_sentence_is_shown_before_the_reply_ends(make_services, tiny_engine):
