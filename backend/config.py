@@ -86,10 +86,9 @@ class Settings(BaseSettings):
     enforce_eager: bool = True  # compilation costs minutes at start-up on the CPU
     seed: int = 0
     # Speculative decoding by prompt lookup ("ngram"): what followed the reply's last tokens in
-    # the prompt is proposed as a draft, verified in one step; greedy replies stay the same.
-    # "off" (the default): replies can be checked against samples (`[answers] samples`), which
-    # vLLM's CPU build garbles while it drafts; a wrong answer is worse than a slower one.
-    speculative_method: Literal["off", "ngram"] = "off"
+    # the prompt is proposed as a draft, verified in one step; greedy replies stay the same, and
+    # samples keep their distribution (vLLM's CPU build needs `engine/sampled_drafts.py` for them).
+    speculative_method: Literal["off", "ngram"] = "ngram"
     speculative_tokens: int = Field(default=5, ge=1)  # draft tokens proposed per step
     speculative_lookup_min: int = Field(default=2, ge=1)  # n-gram sizes looked up in the prompt
     speculative_lookup_max: int = Field(default=5, ge=1)
@@ -136,7 +135,6 @@ class Settings(BaseSettings):
     answer_checks: Literal["bot", "strict", "balanced", "off"] = "bot"
     # How many replies are sampled beside each held reply to check it agrees with them
     # (`[answers] samples`): unset, as each bot says; 0 turns the check off for every bot.
-    # Samples are asked for only with speculative decoding off (see _no_sampling_while_drafting).
     answer_samples: int | None = Field(default=None, ge=0, le=8)
     # Replies being written in this process above which the optional checks are shed, the
     # cheapest to lose first (turns/shedding.py): the samples above one; the policy, source
@@ -264,17 +262,6 @@ class Settings(BaseSettings):
     def _lookup_window(self) -> "Settings":
         if self.speculative_lookup_min > self.speculative_lookup_max:
             raise ValueError("speculative_lookup_min must not exceed speculative_lookup_max")
-        return self
-
-    @model_validator(mode="after")
-    def _no_sampling_while_drafting(self) -> "Settings":
-        # vLLM's CPU build (0.32) writes garbled tokens for a request sampled at a temperature
-        # above 0 while it drafts by n-gram, and for the greedy requests in its steps too.
-        if self.temperature > 0 and self.speculative_method != "off":
-            raise ValueError(
-                "PREFIXDESK_TEMPERATURE above 0 needs PREFIXDESK_SPECULATIVE_METHOD=off: vLLM's CPU "
-                "build garbles sampled tokens while it drafts (docs/quality.md, agreement of samples)"
-            )
         return self
 
     @model_validator(mode="after")

@@ -61,8 +61,8 @@ def speculative_results(results: list[dict]) -> dict:
         records.setdefault(result["way"], {})[mode] = [
             {**r, "part": run["part"]} for run in result["runs"] for r in run["records"]
         ]
-    # Drafting's own effect is the bare engine's: through the app, drafting also turns the
-    # answer samples off (`turns/reply_policy.py`), which changes the replies and their time.
+    # Drafting's own effect is the bare engine's: through the app, a reply's time is also its
+    # checks' (the answer samples' wait, `turns/agreement.py`), and its text may be a quote.
     headline = next(way for way in ("engine", *WAY_ORDER) if way in ways)
     out: dict = {"way": headline, **ways[headline], "ways": ways}
     on, off = out.get("on"), out.get("off")

@@ -93,6 +93,10 @@ class SampleProgress:
         """Each sample's text, or as much of it as its first `within` tokens wrote."""
         return ["".join(_within(pieces, within)) for pieces in self.pieces]
 
+    def ended_within(self, within: int | None = None) -> list[bool]:
+        """Whether each sample ended, within its first `within` tokens."""
+        return [ended and (within is None or self.tokens(i) <= within) for i, ended in enumerate(self.ended)]
+
 
 def _within(pieces: list[tuple[str, int]], tokens: int | None) -> list[str]:
     texts, count = [], 0

@@ -122,6 +122,7 @@ def _evaluate(settings: Settings, options: EvalOptions) -> None:
         "engine_gather_ms": settings.engine_gather_ms,
         "answer_checks": settings.answer_checks,  # "bot": each bot's [answers] checks
         "answer_samples": settings.answer_samples,  # None: each bot's [answers] samples
+        "speculative_method": settings.speculative_method,
         "bots": results,
     }
     _write(options.output, report)

@@ -15,7 +15,9 @@ reply that long needs, once the samples have written it.
 """
 
 import asyncio
+import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from backend.engine.interface import Engine, SampleProgress
@@ -32,6 +34,10 @@ MIN_YES_NO_AGREEMENT = 0.75
 MAX_SAMPLE_TOKENS = 64  # the yes or no and the figures come early in a reply
 MIN_SAMPLE_TOKENS = 16
 SEED = 0  # the same conversation samples the same replies on every run
+
+
+# Whether the samples written so far (and which of them ended) settle the comparison already.
+Settled = Callable[[list[str], list[bool]], bool]
 
 
 @dataclass(frozen=True)
@@ -53,12 +59,58 @@ class Claims:
 
 def claims_of(text: str, openings: Openings | None) -> Claims:
     opening = openings.answer(text) if openings is not None else Opening.NEITHER
+    return Claims(opening, _stated_figures(text))
+
+
+# The end of a sample still being written: a word it may go on with ("12" of "120", "No" of
+# "Nothing"), then a figure it may go on with or give a unit to ("4." of "4.95", "120 " of
+# "120 days").
+UNFINISHED_WORD = re.compile(r"[0-9A-Za-z%'-]+$")
+UNFINISHED_FIGURE = re.compile(r"\d[\d.,]*\s*$")
+
+
+def claims_so_far(text: str, openings: Openings | None) -> Claims:
+    """What a sample still being written asserts already, whatever it writes next: its yes or
+    no once its first words settle it, the figures it has finished. Whatever these back, the
+    whole sample backs too (`claims_of`)."""
+    opening = openings.of(text)[0] if openings is not None else Opening.NEITHER
+    finished = UNFINISHED_FIGURE.sub("", UNFINISHED_WORD.sub("", text))
+    return Claims(opening, _stated_figures(finished))
+
+
+def _stated_figures(text: str) -> frozenset[figures.Figure]:
     # As figures.unsupported counts them: a bare number of fewer than three digits is list
     # numbering and the like, not a claim.
-    stated = frozenset(
+    return frozenset(
         (number, unit) for number, unit in figures.figures(text) if unit or len(number.replace(".", "")) >= 3
     )
-    return Claims(opening, stated)
+
+
+def settled_so_far(
+    reply: Claims, written: list[str], ended: list[bool], openings: Openings | None, needed: float
+) -> bool:
+    """Whether what the samples have written settles the comparison, however they go on:
+    enough of them back the reply already, or too few still can (a sample that ended without
+    backing it cannot, nor one that opens with the other yes or no)."""
+    so_far = [
+        claims_of(text, openings) if done else claims_so_far(text, openings)
+        for text, done in zip(written, ended, strict=True)
+    ]
+    cannot = sum(_cannot_back(reply, claims, done) for claims, done in zip(so_far, ended, strict=True))
+    return agreement(reply, so_far) >= needed or (len(written) - cannot) / len(written) < needed
+
+
+# The openings of a sample that, once written, no continuation makes the reply's.
+SETTLED_THE_OTHER_WAY = {
+    Opening.YES: (Opening.NO, Opening.NEITHER),
+    Opening.NO: (Opening.YES, Opening.NEITHER),
+}
+
+
+def _cannot_back(reply: Claims, sample_so_far: Claims, ended: bool) -> bool:
+    if reply.backed_by(sample_so_far):
+        return False
+    return ended or sample_so_far.opening in SETTLED_THE_OTHER_WAY.get(reply.opening, ())
 
 
 def agreement(reply: Claims, samples: list[Claims]) -> float:
@@ -93,29 +145,38 @@ class Samples:
         if self.task is None:
             self.task = asyncio.create_task(self._ask())
 
-    async def texts(self, reply_tokens: int) -> list[str]:
-        """The samples, written as far as a whole reply of `reply_tokens` needs."""
+    async def texts(self, reply_tokens: int, settled: Settled | None = None) -> list[str]:
+        """The samples, written as far as a whole reply of `reply_tokens` needs, or as far as
+        they are once `settled` says the rest cannot change the comparison."""
         self._enough = enough_tokens(reply_tokens)
-        self.start()
-        assert self.task is not None
-        return await self.task
+        return await self._written(lambda: False, settled, within=None)
 
-    async def texts_so_far(self, reply_tokens: int) -> list[str]:
+    async def texts_so_far(self, reply_tokens: int, settled: Settled | None = None) -> list[str]:
         """As much of each sample as a reply that has written `reply_tokens` so far needs, once
-        the samples have written that much (all of them, from an engine that writes them whole)."""
+        the samples have written that much (all of them, from an engine that writes them whole),
+        or once `settled` says the rest cannot change the comparison."""
         needed = enough_tokens(reply_tokens)
+        return await self._written(lambda: self.progress.reached(needed), settled, within=needed)
+
+    async def _written(
+        self, reached: Callable[[], bool], settled: Settled | None, within: int | None
+    ) -> list[str]:
         self.start()
         assert self.task is not None
-        while not self.task.done() and not self.progress.reached(needed):
+        while not self.task.done() and not reached():
+            if settled is not None and not self.progress.empty:
+                written, ended = self.progress.texts(within), self.progress.ended_within(within)
+                if settled(written, ended):
+                    return written
             self.progress.changed.clear()
             changed = asyncio.ensure_future(self.progress.changed.wait())
             try:
                 await asyncio.wait((self.task, changed), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 changed.cancel()
-        if self.progress.empty:
+        if self.progress.empty or within is None:
             return await self.task
-        return self.progress.texts(within=needed)
+        return self.progress.texts(within=within)
 
     def cancel(self) -> None:
         """Not needed after all (a handover, a failure, nothing to compare): aborted."""
@@ -149,15 +210,20 @@ async def samples_agree(
         if reply.whole:
             samples.cancel()
         return Review()
+    needed = agreement_needed(claimed)
+
+    def settled(written: list[str], ended: list[bool]) -> bool:
+        return settled_so_far(claimed, written, ended, openings, needed)
+
     if not reply.whole:
-        texts = await samples.texts_so_far(reply.written_tokens)
+        texts = await samples.texts_so_far(reply.written_tokens, settled)
     else:
         try:
-            texts = await samples.texts(reply.written_tokens)
+            texts = await samples.texts(reply.written_tokens, settled)
         finally:
             samples.cancel()
     share = agreement(claimed, [claims_of(text, openings) for text in texts])
     said = f"{share:.0%} of {samples.n} samples assert what it asserts"
-    doubts = () if share >= agreement_needed(claimed) else (said,)
+    doubts = () if share >= needed else (said,)
     # What the reply asserts so far it goes on asserting: lasting, as far as the samples read.
     return Review(doubts=doubts, seconds=time.perf_counter() - started, lasting=True)

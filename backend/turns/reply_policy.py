@@ -22,13 +22,12 @@ class ReplyPolicy:
     one_request_at_a_time: bool = False
     answer_checks: str = "bot"  # "bot": as each bot says; else this setting for every bot
     answer_samples: int | None = None  # None: as each bot says; else this many for every bot
-    # No samples whatever a bot says: they are the model's (off with its judges), and vLLM's CPU
-    # build garbles sampled tokens while it drafts.
+    # No samples whatever a bot says: they are the model's, off with its judges.
     samples_off: bool = False
 
     @classmethod
     def of(cls, settings: Settings) -> "ReplyPolicy":
-        samples_off = not settings.model_judges or settings.speculative_method != "off"
+        samples_off = not settings.model_judges
         if samples_off and settings.answer_samples:
             _warn_once(SAMPLES_OFF)
         return cls(
@@ -50,10 +49,7 @@ class ReplyPolicy:
         return checks
 
 
-SAMPLES_OFF = (
-    "answer samples are off: they need the model's judges on, and vLLM's CPU build garbles "
-    "sampled tokens while it drafts (PREFIXDESK_SPECULATIVE_METHOD=off to sample; docs/quality.md)"
-)
+SAMPLES_OFF = "answer samples are off: they need the model's judges on (PREFIXDESK_MODEL_JUDGES)"
 
 
 @functools.cache

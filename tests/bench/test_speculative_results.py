@@ -1,5 +1,5 @@
 """Speculative decoding's figures (bench/speculative_results.py) read from the bare engine where
-it ran: through the app, drafting also turns the answer samples off."""
+it ran: through the app, a reply's time is also its checks'."""
 
 from backend.bench.speculative_results import speculative_results
 
