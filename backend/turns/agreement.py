@@ -59,7 +59,7 @@ class Claims:
 
 def claims_of(text: str, openings: Openings | None) -> Claims:
     opening = openings.answer(text) if openings is not None else Opening.NEITHER
-    return Claims(opening, _stated_figures(text))
+    return Claims(opening, figures.claimed(text))
 
 
 # The end of a sample still being written: a word it may go on with ("12" of "120", "No" of
@@ -75,15 +75,7 @@ def claims_so_far(text: str, openings: Openings | None) -> Claims:
     whole sample backs too (`claims_of`)."""
     opening = openings.of(text)[0] if openings is not None else Opening.NEITHER
     finished = UNFINISHED_FIGURE.sub("", UNFINISHED_WORD.sub("", text))
-    return Claims(opening, _stated_figures(finished))
-
-
-def _stated_figures(text: str) -> frozenset[figures.Figure]:
-    # As figures.unsupported counts them: a bare number of fewer than three digits is list
-    # numbering and the like, not a claim.
-    return frozenset(
-        (number, unit) for number, unit in figures.figures(text) if unit or len(number.replace(".", "")) >= 3
-    )
+    return Claims(opening, figures.claimed(finished))
 
 
 def settled_so_far(

@@ -104,8 +104,9 @@ async def figures_in_matching_lines(engine: Engine, message: AcceptedMessage, re
 async def grounded_in_matching_lines(
     engine: Engine, message: AcceptedMessage, reply: FinishedReply
 ) -> Review:
-    """A reply whose words are mostly not those of the lines that match the question, or that
-    denies where the best of them does not (or the other way round): turns/grounding.py."""
+    """A reply whose words are mostly not those of the lines that match the question, that
+    only restates the question, or that denies where the best of them does not (or the other
+    way round): turns/grounding.py."""
     started = time.perf_counter()
     definition, question = message.bot.definition, message.user.text
     lines = definition.reference.matching(question, MATCHING_LINES)
@@ -118,6 +119,8 @@ async def grounded_in_matching_lines(
             lasting=True,  # a reply's opening does not change
         )
     doubts = []
+    if grounding.restates_the_question(reply.text, question, definition.language):
+        doubts.append("restates the question and adds nothing from the sources")
     share = grounding.grounded_share(reply.text, lines, question, definition.language)
     if share < grounding.MIN_GROUNDED_SHARE:
         doubts.append(f"{share:.0%} of what it says is in the lines that match the question")

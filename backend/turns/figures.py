@@ -73,6 +73,14 @@ def figures(text: str) -> set[Figure]:
     return found
 
 
+def claimed(text: str) -> frozenset[Figure]:
+    """The figures a text asserts, as `unsupported` counts them: a bare number of fewer than
+    three digits is list numbering and the like, not a claim."""
+    return frozenset(
+        (number, unit) for number, unit in figures(text) if unit or len(number.replace(".", "")) >= 3
+    )
+
+
 def unsupported(reply: str, *sources: str) -> list[str]:
     """Why the reply's figures may be wrong, in words (`findings`)."""
     return [finding.describe() for finding in findings(reply, *sources)]

@@ -1,12 +1,14 @@
 """Whether a reply says what the source lines that match its question say: deterministic signs
 that it does not, for replies checked strictly (`[answers] checks = "strict"`).
 
-A small model's confident mistakes are mostly of three kinds: a figure that belongs to another
+A small model's confident mistakes are mostly of four kinds: a figure that belongs to another
 product or plan (`checks.figures_in_matching_lines`); the policy's own words with their sense
 turned around ("yes, you can use both codes" beside "the codes cannot be combined"): a reply
-that denies where the line that matches best does not, or the other way round; and an answer
-made up, whose words are mostly not the matching lines'. A reply with any of these signs is
-not shown; its lines are quoted instead, which states nothing false.
+that denies where the line that matches best does not, or the other way round; an answer
+made up, whose words are mostly not the matching lines'; and the question restated as its
+answer ("Do I get the unused part back?" "You get the unused part back."), which asserts
+what the customer hoped and nothing the sources give. A reply with any of these signs is not
+shown; its lines are quoted instead, which states nothing false.
 """
 
 import re
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 
 from backend.prompting.openings import Openings
 from backend.retrieval.terms import primary_language, terms
+from backend.turns import figures
 from backend.turns.sentences import first_sentence
 
 # Words that deny or restrict ("only if"), per language; a language without a list is not
@@ -44,6 +47,18 @@ def turned_around(reply: str, best_line: str, language: str, openings: Openings 
     return line_denies is not None and line_denies != reply_denies
 
 
+# A reply that adds fewer words than this to the question, and no figure, only restates it.
+MIN_ADDED_TERMS = 2
+
+
+def restates_the_question(reply: str, question: str, language: str) -> bool:
+    """The reply adds to the question fewer than MIN_ADDED_TERMS search terms of its own and
+    no figure: "You get the unused part back.", "Yes, you can pick up your order at the
+    warehouse.", a bare "No.". Whatever the sources say, it only echoes the customer."""
+    added = set(terms(reply, language)) - set(terms(question, language))
+    return len(added) < MIN_ADDED_TERMS and not figures.claimed(reply) - figures.claimed(question)
+
+
 MIN_GROUNDED_SHARE = 0.5  # of a reply's own words (not the question's), at least this many are the lines'
 
 
@@ -51,7 +66,7 @@ def grounded_share(reply: str, lines: Sequence[str], question: str, language: st
     """How much of what the reply adds to the question comes from the matching lines: the share
     of its search terms (stemmed words; characters and their pairs in Chinese) that are theirs."""
     added = set(terms(reply, language)) - set(terms(question, language))
-    if len(added) < 2:  # a yes or a no alone: its opening is judged, not its words
+    if len(added) < MIN_ADDED_TERMS:  # `restates_the_question` judges it
         return 1.0
     theirs = {term for line in lines for term in terms(line, language)}
     return len(added & theirs) / len(added)

@@ -98,6 +98,16 @@ async def test_strict_withholds_a_reply_that_grants_what_its_line_denies(make_se
     assert "the line that matches the question best says the opposite" in done.doubt
 
 
+async def test_strict_withholds_a_reply_that_only_restates_the_question(make_services, tiny_engine):
+    echo = "If you return a jacket, you get your money back."
+    services = await make_services(engine=Streams(tiny_engine, echo), answer_checks="strict")
+    cid = (await open_conversation(services)).conversation.id
+    events = await take_turn(services, cid, "If I return a jacket, do I get my money back?")
+    shown, done = "".join(e.text for e in events if isinstance(e, Token)), done_of(events)
+    assert done.withheld and echo not in shown and shown.startswith("Here is what our policy says:")
+    assert done.doubt == "restates the question and adds nothing from the sources"
+
+
 async def test_strict_withholds_a_yes_where_nothing_in_the_sources_is_about_the_question(
     make_services, tiny_engine
 ):

@@ -2,7 +2,7 @@
 with a word list, on plain text."""
 
 from backend.prompting.openings import Openings
-from backend.turns.grounding import denies, grounded_share, turned_around
+from backend.turns.grounding import denies, grounded_share, restates_the_question, turned_around
 
 CODES = "The 10% welcome code and the 15% newsletter code cannot be combined."
 
@@ -53,4 +53,25 @@ def test_the_grounded_share_counts_only_what_the_reply_adds_to_the_question():
     )
     made_up = "Yes, and you also get free gift wrapping with a loyalty voucher."
     assert grounded_share(made_up, [CODES], question, "en") < 0.5
-    assert grounded_share("Yes.", [CODES], question, "en") == 1.0  # a yes alone: judged by its opening
+    assert grounded_share("Yes.", [CODES], question, "en") == 1.0  # restates_the_question judges it
+
+
+def test_a_reply_that_only_restates_the_question_is_an_echo():
+    question = "If I cancel halfway through the month, do I get the unused part back?"
+    assert restates_the_question(
+        "If you cancel halfway through the month, you get the unused part back.", question, "en"
+    )
+    assert restates_the_question("No.", question, "en")
+    pickup = "Can I pick up my order at your Rotterdam warehouse to save the shipping?"
+    assert restates_the_question("Yes, you can pick up your order at our Rotterdam warehouse.", pickup, "en")
+    # What it adds from the sources: words, or a figure the question does not give.
+    assert not restates_the_question(
+        "No, monthly payments are not refunded after cancelling.", question, "en"
+    )
+    assert not restates_the_question("You get 14 days back.", question, "en")
+    rating = "What's the waterproof rating in mm of the Fjord rain jacket?"
+    assert not restates_the_question("The Fjord rain jacket's rating is 10,000 mm.", rating, "en")
+    assert restates_the_question("The waterproof rating of the Fjord rain jacket is 10.", rating, "en")
+    # Chinese is compared by characters and their pairs.
+    assert restates_the_question("可以退货。", "可以退货吗？", "zh-CN")
+    assert not restates_the_question("可以，收货后7天内无理由退货。", "可以退货吗？", "zh-CN")
