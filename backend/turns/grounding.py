@@ -55,6 +55,8 @@ def restates_the_question(reply: str, question: str, language: str) -> bool:
     """The reply adds to the question fewer than MIN_ADDED_TERMS search terms of its own and
     no figure: "You get the unused part back.", "Yes, you can pick up your order at the
     warehouse.", a bare "No.". Whatever the sources say, it only echoes the customer."""
+    if not any(character.isalnum() for character in reply):  # it says nothing, so echoes nothing
+        return False
     added = set(terms(reply, language)) - set(terms(question, language))
     return len(added) < MIN_ADDED_TERMS and not figures.claimed(reply) - figures.claimed(question)
 

@@ -62,6 +62,7 @@ def test_a_reply_that_only_restates_the_question_is_an_echo():
         "If you cancel halfway through the month, you get the unused part back.", question, "en"
     )
     assert restates_the_question("No.", question, "en")
+    assert not restates_the_question("\n\n", question, "en")  # nothing said
     pickup = "Can I pick up my order at your Rotterdam warehouse to save the shipping?"
     assert restates_the_question("Yes, you can pick up your order at our Rotterdam warehouse.", pickup, "en")
     # What it adds from the sources: words, or a figure the question does not give.
