@@ -57,7 +57,7 @@ def restates_the_question(reply: str, question: str, language: str) -> bool:
     warehouse.", a bare "No.". Whatever the sources say, it only echoes the customer."""
     if not any(character.isalnum() for character in reply):  # it says nothing, so echoes nothing
         return False
-    added = set(terms(reply, language)) - set(terms(question, language))
+    added = _added_terms(reply, question, language)
     return len(added) < MIN_ADDED_TERMS and not figures.claimed(reply) - figures.claimed(question)
 
 
@@ -67,8 +67,13 @@ MIN_GROUNDED_SHARE = 0.5  # of a reply's own words (not the question's), at leas
 def grounded_share(reply: str, lines: Sequence[str], question: str, language: str) -> float:
     """How much of what the reply adds to the question comes from the matching lines: the share
     of its search terms (stemmed words; characters and their pairs in Chinese) that are theirs."""
-    added = set(terms(reply, language)) - set(terms(question, language))
+    added = _added_terms(reply, question, language)
     if len(added) < MIN_ADDED_TERMS:  # `restates_the_question` judges it
         return 1.0
     theirs = {term for line in lines for term in terms(line, language)}
     return len(added & theirs) / len(added)
+
+
+def _added_terms(reply: str, question: str, language: str) -> set[str]:
+    """The reply's search terms that the question does not have: what it says of its own."""
+    return set(terms(reply, language)) - set(terms(question, language))
