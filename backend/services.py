@@ -25,9 +25,9 @@ from backend.conversations.customers import CustomerConversations
 from backend.conversations.team import TeamDesk
 from backend.db import create_db_engine, create_session_factory
 from backend.embedding.origins import AllowedOrigins
-from backend.engine.factory import start_engine
+from backend.engine.factory import EngineHeadStart, start_engine, with_context_window
 from backend.engine.interface import Engine
-from backend.engine.kv_sizing import context_window, knowledge_budget, kv_sizing
+from backend.engine.kv_sizing import knowledge_budget, kv_sizing
 from backend.engine.live import LiveEngine
 from backend.engine.metered import MeteredEngine
 from backend.engine.model_store import resolve_model_dir
@@ -182,8 +182,10 @@ def build_supervisor(
     bots: BotRegistry,
     live: LiveEngine,
     engine: Engine | None,
+    head_start: EngineHeadStart | None = None,
 ) -> EngineSupervisor:
-    """Starts the engine (or takes the one given), then attaches it and warms every bot."""
+    """Starts the engine (or takes the one given, or the one begun before the app), then
+    attaches it and warms every bot."""
     window = settings.max_model_len
 
     async def attach(started: Engine) -> None:
@@ -208,16 +210,26 @@ def build_supervisor(
         assert engine is not None
         return engine
 
+    async def head_started_then_anew() -> Engine:
+        nonlocal head_start
+        if head_start is None:
+            return await start_engine(settings, model_dir, bots.slug_of_salt)
+        begun, head_start = head_start, None  # a restart after it starts a new engine
+        return await begun.take()
+
     return EngineSupervisor(
-        start=given if engine is not None else partial(start_engine, settings, model_dir, bots.slug_of_salt),
+        start=given if engine is not None else head_started_then_anew,
         attach=attach,
         detach=live.detach,
         owns_engine=engine is None,
     )
 
 
-async def build_services(settings: Settings, *, engine: Engine | None = None) -> Services:
-    """Every part, from settings. Pass `engine` to serve on one already started (tests, benchmarks)."""
+async def build_services(
+    settings: Settings, *, engine: Engine | None = None, head_start: EngineHeadStart | None = None
+) -> Services:
+    """Every part, from settings. Pass `engine` to serve on one already started (tests,
+    benchmarks), `head_start` to take the engine begun loading before the app."""
     db_engine = create_db_engine(settings.database_url)
     sessions = create_session_factory(db_engine)
     redis = create_redis(settings.redis_url) if settings.redis_url else None
@@ -225,8 +237,9 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
     new_work = partial(unit_of_work, sessions, stores.bus)
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-    window = context_window(model_dir, settings.max_model_len)  # the model's own unless configured
-    settings = settings.model_copy(update={"max_model_len": window})
+    settings = with_context_window(settings, model_dir)  # as the engine gets it
+    window = settings.max_model_len
+    assert window is not None
     tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
     assembler = PromptAssembler(ChatFormat(tokenizer))
     bots = BotRegistry(
@@ -265,7 +278,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         assembler=assembler,
         bots=bots,
         engine=live,
-        supervisor=build_supervisor(settings, model_dir, bots, live, engine),
+        supervisor=build_supervisor(settings, model_dir, bots, live, engine, head_start),
         context=context,
         claims=turns.claims,
         turns=turns,

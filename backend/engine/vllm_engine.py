@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import Settings
+from backend.engine import preloaded_core
 from backend.engine.interface import (
     LABEL_TOP_K,
     EngineUnavailable,
@@ -39,14 +40,22 @@ class VllmEngine:
 
     @classmethod
     async def start(cls, settings: Settings, model_dir: Path) -> "VllmEngine":
+        # Loading blocks for a minute or more; keep the event loop (and /healthz) answering.
+        return await asyncio.to_thread(cls.load, settings, model_dir)
+
+    @classmethod
+    def load(cls, settings: Settings, model_dir: Path) -> "VllmEngine":
+        """Start vLLM and return once it takes requests (blocking; `start` runs it in a thread)."""
         for name, value in engine_environment(settings).items():
             os.environ.setdefault(name, value)
+        preloaded_core.start_server()  # imports vLLM beside this process, which does the same
         from vllm.v1.engine.async_llm import AsyncLLM
 
-        args = async_engine_args(settings, model_dir)
+        preloaded_core.install()
+
         stats = EngineStats()
-        # Loading blocks for a minute or more; keep the event loop (and /healthz) answering.
-        llm = await asyncio.to_thread(AsyncLLM.from_engine_args, args, stat_loggers=[stat_logger_for(stats)])
+        args = async_engine_args(settings, model_dir)
+        llm = AsyncLLM.from_engine_args(args, stat_loggers=[stat_logger_for(stats)])
         return cls(llm, settings, stats)
 
     def shutdown(self) -> None:
