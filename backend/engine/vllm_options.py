@@ -147,10 +147,18 @@ def _cpu_has_native_bf16() -> bool:
 
 
 def engine_environment(settings: Settings) -> dict[str, str]:
-    """Environment the engine reads at start: the CPU build takes its KV cache size (GiB) here,
-    and the engine core how long it gathers requests when woken (`step_gathering`)."""
+    """Environment the engine reads at start: the CPU build takes its KV cache size (GiB) and
+    the cores it leaves to others here, and the engine core how long it gathers requests when
+    woken (`step_gathering`).
+
+    The CPU build keeps one core per worker out of the model's threads, for its engine core
+    and the app; with any KV connector it keeps one more (meant for NIXL's transfers), which
+    on two cores leaves none, and the worker's threads then take the app's core too. The
+    offloading connector of the KV tier copies on threads of its own, so the cores kept are
+    the same with the tier as without it."""
     return {
         "VLLM_CPU_KVCACHE_SPACE": str(_whole_gib(settings.kv_cache_gib)),
+        "VLLM_CPU_NUM_OF_RESERVED_CPU": str(settings.tensor_parallel_size),
         GATHER_ENV: str(settings.engine_gather_ms),
     }
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 from pydantic import ValidationError
 
@@ -107,10 +108,15 @@ class Run:
     labels: LabelRead
     prefix_cache: tuple[int, int]  # tokens looked up in the engine's own prefix cache, found there
     offload_regions_named: set[str]  # the CPU tier's regions in /dev/shm, while it ran or after
+    model_threads: list[str]  # OMP_NUM_THREADS of the engine's workers
 
 
 def offload_regions() -> set[str]:
     return {path.name for path in SHM.glob("vllm_offload_*.mmap")}
+
+
+def workers() -> set[psutil.Process]:
+    return {child for child in psutil.Process().children(recursive=True) if child.name() == "VLLM::Worker"}
 
 
 async def run_engine(
@@ -118,10 +124,11 @@ async def run_engine(
 ) -> Run:
     """One engine: a label read of the first prompt, then a short greedy reply to the second;
     with `tier_blocks`, waits until the tier holds that many block files before it shuts down."""
-    regions_before = offload_regions()
+    regions_before, workers_before = offload_regions(), workers()
     engine = await VllmEngine.start(settings, settings.model)
     try:
         named = offload_regions() - regions_before
+        threads = [worker.environ().get("OMP_NUM_THREADS", "") for worker in workers() - workers_before]
         label_read = await engine.read_labels(prompts[0], labels, cache_salt=SALT)
         async for item in engine.stream(prompts[1], max_tokens=4, cache_salt=SALT):
             reply = item
@@ -134,7 +141,7 @@ async def run_engine(
                 what=f"{tier_blocks} blocks written to the tier",
             )
         own_cache = (engine.stats.prefix_cache_queries, engine.stats.prefix_cache_hits)
-        run = Run(reply, label_read, own_cache, named)
+        run = Run(reply, label_read, own_cache, named, threads)
     finally:
         engine.shutdown()
     run.offload_regions_named |= offload_regions() - regions_before
@@ -207,6 +214,11 @@ async def test_kv_from_the_tier_answers_as_kv_computed(runs):
     for tiered in (runs["writer"], runs["reader"]):
         assert tiered.reply.token_ids == off.reply.token_ids and tiered.reply.text == off.reply.text
         assert tiered.labels.logprobs == pytest.approx(off.labels.logprobs, abs=1e-5)
+
+
+async def test_the_tier_leaves_the_model_as_many_threads_as_without_it(runs):
+    # vLLM keeps a core more from the model for any KV connector: on two cores, none for the app.
+    assert runs["off"].model_threads and runs["writer"].model_threads == runs["off"].model_threads
 
 
 async def test_no_shared_memory_is_left_behind(runs):
