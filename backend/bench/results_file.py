@@ -177,7 +177,12 @@ def write_section(
         **({"settings": result_settings(settings)} if settings is not None else {}),
     }
     earlier[name] = {**results, "meta": section_meta}
-    sections = {key: s for key, s in earlier.items() if key not in NOT_SECTIONS}
+    # A full run's sections carry no meta of their own: the file's is theirs.
+    sections = {
+        key: {**s, "meta": s.get("meta", earlier.get("meta"))}
+        for key, s in earlier.items()
+        if key not in NOT_SECTIONS
+    }
     earlier["targets"], earlier["stale"] = _targets_and_stale(sections, code, measured_now={name})
     write(earlier, path)
 

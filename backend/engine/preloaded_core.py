@@ -31,7 +31,7 @@ def start_server() -> None:
     if not available():
         return
     # A child imports the main module again (`backend.cli` under `prefixdesk serve`): preloaded too.
-    main = getattr(sys.modules["__main__"].__spec__, "name", None)
+    main = getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None)
     multiprocessing.set_forkserver_preload([*PRELOAD, *([main] if main else [])])
     multiprocessing.forkserver.ensure_running()
 
@@ -41,13 +41,14 @@ def install() -> None:
     if not available():
         return
     import vllm.v1.engine.utils as engine_utils
+    from vllm.utils.system_utils import get_mp_context
+
+    def core_context() -> CoreContext:
+        get_mp_context()  # for what it sets in the environment first (the devices a child sees)
+        return CoreContext(multiprocessing.get_context("forkserver"))
 
     start_server()
-    engine_utils.get_mp_context = _core_context
-
-
-def _core_context() -> "CoreContext":
-    return CoreContext(multiprocessing.get_context("forkserver"))
+    engine_utils.get_mp_context = core_context
 
 
 class CoreContext:

@@ -2,9 +2,11 @@
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
-from backend.bench.results_file import code_version, machine, with_earlier_sections
+from backend.bench import results_file
+from backend.bench.results_file import code_version, machine, with_earlier_sections, write_section
 
 NOW = {"commit": "c" * 40, "dirty": False}
 
@@ -31,6 +33,20 @@ def test_targets_read_only_sections_of_this_commit_and_the_rest_are_listed_stale
     assert qps["value"] is None  # a stale section is no evidence for a target
     share = next(t for t in out["targets"] if t["target"].startswith("random:"))
     assert share["value"] == 0.01
+
+
+def test_a_scenario_run_alone_lists_the_full_runs_sections_with_the_commit_they_ran_on(tmp_path, monkeypatch):
+    path = tmp_path / "latest.json"
+    full_run = {"commit": "a" * 40, "dirty": False}
+    path.write_text(json.dumps(run(full_run, "2026-12-05T11:00:00", article={"app_vs_engine_qps": 0.9})))
+    monkeypatch.setattr(results_file, "code_version", lambda: NOW)
+    write_section("restart", {"on": {"ready_s": 28.0}}, datetime(2026, 12, 6, tzinfo=UTC), path)
+    written = json.loads(path.read_text())
+    article = {"section": "article", "commit": "a" * 40, "started_at": "2026-12-05T11:00:00"}
+    assert written["stale"] == [article]
+    assert written["restart"]["meta"]["code"] == NOW
+    ready = next(t for t in written["targets"] if t["target"] == "restart: seconds to ready, KV tier on")
+    assert ready["value"] == 28.0
 
 
 def test_a_run_with_uncommitted_changes_makes_no_kept_section_fresh(tmp_path):
