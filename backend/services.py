@@ -210,15 +210,9 @@ def build_supervisor(
         assert engine is not None
         return engine
 
-    async def head_started_then_anew() -> Engine:
-        nonlocal head_start
-        if head_start is None:
-            return await start_engine(settings, model_dir, bots.slug_of_salt)
-        begun, head_start = head_start, None  # a restart after it starts a new engine
-        return await begun.take()
-
+    start = partial(start_engine, settings, model_dir, bots.slug_of_salt)
     return EngineSupervisor(
-        start=given if engine is not None else head_started_then_anew,
+        start=given if engine is not None else head_start.first_then(start) if head_start else start,
         attach=attach,
         detach=live.detach,
         owns_engine=engine is None,

@@ -3,7 +3,7 @@
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -80,6 +80,14 @@ class EngineHeadStart:
     async def take(self) -> Engine:
         self._taken = True
         return await asyncio.wrap_future(self._loaded)
+
+    def first_then(self, start: Callable[[], Awaitable[Engine]]) -> Callable[[], Awaitable[Engine]]:
+        """A start that takes this engine the first time and calls `start` after (a restart)."""
+
+        async def this_first_then_start() -> Engine:
+            return await start() if self._taken else await self.take()
+
+        return this_first_then_start
 
     def release_untaken(self) -> None:
         """Shut down an engine that loaded but was never taken (the app failed to start)."""
