@@ -17,7 +17,6 @@ from backend.api.security import SecurityHeaders
 from backend.config import Settings, get_settings
 from backend.embedding import routes as widget_origins
 from backend.embedding.cors import WidgetCors
-from backend.engine.factory import EngineHeadStart
 from backend.engine.interface import Engine
 from backend.inbox import routes as inbox
 from backend.metrics import routes as metrics
@@ -32,19 +31,13 @@ from backend.widget import routes as widget
 SHUTDOWN_GRACE_S = 30
 
 
-def create_app(
-    settings: Settings | None = None,
-    *,
-    engine: Engine | None = None,
-    head_start: EngineHeadStart | None = None,
-) -> FastAPI:
-    """The app. Pass `engine` to share one already-started engine (tests, benchmarks),
-    `head_start` to serve on the engine begun loading before it (`prefixdesk serve`)."""
+def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
+    """The app. Pass `engine` to share one already-started engine (tests, benchmarks)."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, engine=engine, head_start=head_start)
+        services = await build_services(settings, engine=engine)
         app.state.services = services
         app.state.provided = services.provided()
         await services.start()
