@@ -37,7 +37,8 @@ def start_server() -> None:
 
 
 def install() -> None:
-    """Make vLLM start its engine core from the fork server (from here on, in this process)."""
+    """Make vLLM start its engine core from the fork server `start_server` started (from here
+    on, in this process)."""
     if not available():
         return
     import vllm.v1.engine.utils as engine_utils
@@ -47,7 +48,6 @@ def install() -> None:
         get_mp_context()  # for what it sets in the environment first (the devices a child sees)
         return CoreContext(multiprocessing.get_context("forkserver"))
 
-    start_server()
     engine_utils.get_mp_context = core_context
 
 
