@@ -1,5 +1,6 @@
 """The results file: what ran where (`meta`), and the sections of earlier runs it keeps."""
 
+import hashlib
 import json
 import os
 import platform
@@ -16,6 +17,8 @@ from backend.engine.vllm_options import cpu_flags, engine_dtype
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = "bench/results"  # what the benchmark writes, within the checkout
+# The files that can change a measurement: all but the results themselves and the docs.
+NOT_CODE = (".", f":!{RESULTS_DIR}", ":!docs", ":!*.md")
 
 
 # CPU features that change the engine's speed several times over: the same two cores prefill
@@ -46,24 +49,33 @@ def machine() -> dict:
 
 
 def code_version(root: Path = CHECKOUT) -> dict:
-    """The commit the run measured, and whether the work tree had changes besides (results
-    files aside: the runs of one benchmark write them one after the other)."""
+    """The commit the run measured, whether the work tree had changes besides, and `source`: a
+    digest of the committed files that can change a measurement. Results and docs are not among
+    them, so runs on commits that differ only there (a run's results committed between two
+    scenarios) measured the same code."""
     git = shutil.which("git")
     if git is None:
-        return {"commit": None, "dirty": None}
+        return {"commit": None, "dirty": None, "source": None}
     try:
-        head = subprocess.run(  # noqa: S603 - git, on this checkout
-            [git, "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(  # noqa: S603 - git, on this checkout
-            [git, "status", "--porcelain", "--untracked-files=no", "--", ".", f":!{RESULTS_DIR}"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        ).stdout
+        head = _git(git, root, "rev-parse", "HEAD").strip()
+        status = _git(git, root, "status", "--porcelain", "--untracked-files=no", "--", *NOT_CODE)
+        files = _git(git, root, "ls-tree", "-r", "-z", "HEAD")
     except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": head, "dirty": bool(status.strip())}
+        return {"commit": None, "dirty": None, "source": None}
+    entries = [entry for entry in files.split("\0") if entry]  # "<mode> <type> <object>\t<path>"
+    measured = [entry for entry in entries if not _is_results_or_docs(entry.split("\t", 1)[1])]
+    source = hashlib.sha256("\n".join(measured).encode()).hexdigest()[:16]
+    return {"commit": head, "dirty": bool(status.strip()), "source": source}
+
+
+def _git(git: str, root: Path, *args: str) -> str:
+    return subprocess.run(  # noqa: S603 - git, on this checkout
+        [git, *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _is_results_or_docs(path: str) -> bool:
+    return path.startswith((f"{RESULTS_DIR}/", "docs/")) or path.endswith(".md")
 
 
 def result_settings(settings: Settings) -> dict:
@@ -148,8 +160,14 @@ def _targets_and_stale(sections: dict, code: dict, measured_now: set[str]) -> tu
 
 
 def _same_code(section_meta: dict | None, code: dict) -> bool:
+    """Whether a section ran on this code: the same committed sources (or, for sections from
+    before sources were recorded, the same commit), with no other changes then."""
     ran = (section_meta or {}).get("code") or {}
-    return code["commit"] is not None and ran.get("commit") == code["commit"] and not ran.get("dirty")
+    if code["commit"] is None or ran.get("dirty"):
+        return False
+    if ran.get("source") and code.get("source"):
+        return bool(ran["source"] == code["source"])
+    return bool(ran.get("commit") == code["commit"])
 
 
 def _stale(name: str, section_meta: dict | None) -> dict:

@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -61,21 +62,54 @@ def test_a_run_with_uncommitted_changes_makes_no_kept_section_fresh(tmp_path):
     ]
 
 
-def test_results_files_written_since_the_commit_leave_the_code_clean_and_code_changes_do_not(tmp_path):
+def _repo(path: Path) -> Callable[..., None]:
     def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)  # noqa: S603, S607
+        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)  # noqa: S603, S607
 
-    (tmp_path / "bench" / "results").mkdir(parents=True)
-    (tmp_path / "bench" / "results" / "latest.json").write_text("{}")
-    (tmp_path / "backend.py").write_text("A = 1\n")
+    (path / "bench" / "results").mkdir(parents=True)
+    (path / "bench" / "results" / "latest.json").write_text("{}")
+    (path / "docs").mkdir()
+    (path / "docs" / "benchmarks.md").write_text("# Benchmarks\n")
+    (path / "backend.py").write_text("A = 1\n")
     git("init", "-q")
-    git("add", ".")
-    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "code")
+    commit_all(git, "code")
+    return git
 
+
+def commit_all(git: Callable[..., None], message: str) -> None:
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", message)
+
+
+def test_results_files_written_since_the_commit_leave_the_code_clean_and_code_changes_do_not(tmp_path):
+    _repo(tmp_path)
     (tmp_path / "bench" / "results" / "latest.json").write_text('{"article": {}}')  # an earlier run's section
+    (tmp_path / "docs" / "benchmarks.md").write_text("# Benchmarks\n\nA figure.\n")
     assert code_version(tmp_path)["dirty"] is False
     (tmp_path / "backend.py").write_text("A = 2\n")
     assert code_version(tmp_path)["dirty"] is True
+
+
+def test_a_section_stays_fresh_across_commits_of_results_and_docs_but_not_of_code(tmp_path, monkeypatch):
+    git = _repo(tmp_path)
+    measured = code_version(tmp_path)
+    path = tmp_path / "bench" / "results" / "latest.json"
+    path.write_text(json.dumps(run(measured, "2026-12-06T04:00:00", capacity={"ways": {}})))
+    (tmp_path / "docs" / "benchmarks.md").write_text("# Benchmarks\n\nCapacity, measured.\n")
+    commit_all(git, "capacity's results")
+    after_results = code_version(tmp_path)
+    assert after_results["commit"] != measured["commit"]
+    assert after_results["source"] == measured["source"]
+
+    monkeypatch.setattr(results_file, "code_version", lambda: after_results)
+    write_section("restart", {"on": {"ready_s": 28.0}}, datetime(2026, 12, 6, tzinfo=UTC), path)
+    assert json.loads(path.read_text())["stale"] == []
+
+    (tmp_path / "backend.py").write_text("A = 2\n")
+    commit_all(git, "a change of code")
+    monkeypatch.setattr(results_file, "code_version", lambda: code_version(tmp_path))
+    write_section("restart", {"on": {"ready_s": 29.0}}, datetime(2026, 12, 6, tzinfo=UTC), path)
+    assert [s["section"] for s in json.loads(path.read_text())["stale"]] == ["capacity"]
 
 
 def test_the_machine_names_the_cpu_features_that_set_its_speed():
