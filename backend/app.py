@@ -17,6 +17,7 @@ from backend.api.security import SecurityHeaders
 from backend.config import Settings, get_settings
 from backend.embedding import routes as widget_origins
 from backend.embedding.cors import WidgetCors
+from backend.engine.factory import EngineHeadStart, begin_engine
 from backend.engine.interface import Engine
 from backend.inbox import routes as inbox
 from backend.metrics import routes as metrics
@@ -31,20 +32,32 @@ from backend.widget import routes as widget
 SHUTDOWN_GRACE_S = 30
 
 
-def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
-    """The app. Pass `engine` to share one already-started engine (tests, benchmarks)."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    engine: Engine | None = None,
+    head_start: EngineHeadStart | None = None,
+) -> FastAPI:
+    """The app. Pass `engine` to share one already-started engine (tests, benchmarks),
+    `head_start` to serve on the engine begun loading before it (`prefixdesk serve`); else
+    the embedded engine begins loading as the app starts."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, engine=engine)
-        app.state.services = services
-        app.state.provided = services.provided()
-        await services.start()
+        begun = head_start or (begin_engine(settings) if engine is None else None)
         try:
-            yield
+            services = await build_services(settings, engine=engine, head_start=begun)
+            app.state.services = services
+            app.state.provided = services.provided()
+            await services.start()
+            try:
+                yield
+            finally:
+                await services.close()
         finally:
-            await services.close()
+            if begun is not None:
+                begun.release_untaken()
 
     app = FastAPI(
         title="prefixdesk",

@@ -100,6 +100,7 @@ def serve(
     import uvicorn
 
     from backend.app import SHUTDOWN_GRACE_S, create_app
+    from backend.engine.factory import begin_engine
     from backend.engine.model_store import fetch_model, packaged, resolve_model_dir
     from backend.migrate import upgrade
 
@@ -111,15 +112,21 @@ def serve(
         resolve_model_dir(settings.model, settings.cache_dir)
     except ModelError as error:
         _fail(str(error))
-    upgrade(settings.database_url)
-    uvicorn.run(
-        create_app(settings),
-        host=host or settings.host,
-        port=port or settings.port,
-        log_level="info",
-        proxy_headers=False,  # the app reads them itself, from the proxies its settings trust
-        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,  # a stuck stream cannot keep it from stopping
-    )
+    # Begun before the migrations: the engine loads while the app starts.
+    head_start = begin_engine(settings)
+    try:
+        upgrade(settings.database_url)
+        uvicorn.run(
+            create_app(settings, head_start=head_start),
+            host=host or settings.host,
+            port=port or settings.port,
+            log_level="info",
+            proxy_headers=False,  # the app reads them itself, from the proxies its settings trust
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,  # a stuck stream cannot keep it from stopping
+        )
+    finally:
+        if head_start is not None:
+            head_start.release_untaken()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -25,12 +24,13 @@ from backend.conversations.customers import CustomerConversations
 from backend.conversations.team import TeamDesk
 from backend.db import create_db_engine, create_session_factory
 from backend.embedding.origins import AllowedOrigins
-from backend.engine.factory import start_engine
+from backend.engine.factory import EngineHeadStart, start_engine, with_context_window
 from backend.engine.interface import Engine
-from backend.engine.kv_sizing import context_window, knowledge_budget, kv_sizing
+from backend.engine.kv_sizing import knowledge_budget, kv_sizing
 from backend.engine.live import LiveEngine
 from backend.engine.metered import MeteredEngine
 from backend.engine.model_store import resolve_model_dir
+from backend.engine.model_tokenizer import load_tokenizer
 from backend.engine.supervisor import EngineSupervisor
 from backend.engine.vllm_options import engine_dtype, kv_cache_gib
 from backend.events.bus import PROMPTS_RELOADED, STATUS_CHANGED, EventBus
@@ -150,12 +150,6 @@ class Services:
         await self.db_engine.dispose()
 
 
-def load_tokenizer(model_dir: Path) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(model_dir)
-
-
 def build_turns(settings: Settings, parts: ConversationParts) -> ChatTurns:
     """The chat turn and its reply's stages; the model's judges and checks as settings say."""
     judges = settings.model_judges
@@ -182,8 +176,10 @@ def build_supervisor(
     bots: BotRegistry,
     live: LiveEngine,
     engine: Engine | None,
+    head_start: EngineHeadStart | None = None,
 ) -> EngineSupervisor:
-    """Starts the engine (or takes the one given), then attaches it and warms every bot."""
+    """Starts the engine (or takes the one given, or the one begun before), then attaches it
+    and warms every bot."""
     window = settings.max_model_len
 
     async def attach(started: Engine) -> None:
@@ -208,16 +204,20 @@ def build_supervisor(
         assert engine is not None
         return engine
 
+    start = partial(start_engine, settings, model_dir, bots.slug_of_salt)
     return EngineSupervisor(
-        start=given if engine is not None else partial(start_engine, settings, model_dir, bots.slug_of_salt),
+        start=given if engine is not None else head_start.first_then(start) if head_start else start,
         attach=attach,
         detach=live.detach,
         owns_engine=engine is None,
     )
 
 
-async def build_services(settings: Settings, *, engine: Engine | None = None) -> Services:
-    """Every part, from settings. Pass `engine` to serve on one already started (tests, benchmarks)."""
+async def build_services(
+    settings: Settings, *, engine: Engine | None = None, head_start: EngineHeadStart | None = None
+) -> Services:
+    """Every part, from settings. Pass `engine` to serve on one already started (tests,
+    benchmarks), `head_start` to take the engine begun loading before, and its tokenizer."""
     db_engine = create_db_engine(settings.database_url)
     sessions = create_session_factory(db_engine)
     redis = create_redis(settings.redis_url) if settings.redis_url else None
@@ -225,9 +225,13 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
     new_work = partial(unit_of_work, sessions, stores.bus)
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-    window = context_window(model_dir, settings.max_model_len)  # the model's own unless configured
-    settings = settings.model_copy(update={"max_model_len": window})
-    tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
+    settings = with_context_window(settings, model_dir)  # as the engine gets it
+    window = settings.max_model_len
+    assert window is not None
+    if head_start is not None:  # it imports vLLM and transformers: waited for rather than raced
+        tokenizer = await head_start.tokenizer()
+    else:
+        tokenizer = await asyncio.to_thread(load_tokenizer, model_dir)
     assembler = PromptAssembler(ChatFormat(tokenizer))
     bots = BotRegistry(
         prompts_dir=settings.prompts_dir,
@@ -265,7 +269,7 @@ async def build_services(settings: Settings, *, engine: Engine | None = None) ->
         assembler=assembler,
         bots=bots,
         engine=live,
-        supervisor=build_supervisor(settings, model_dir, bots, live, engine),
+        supervisor=build_supervisor(settings, model_dir, bots, live, engine, head_start),
         context=context,
         claims=turns.claims,
         turns=turns,

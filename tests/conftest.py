@@ -7,9 +7,8 @@ adds browsers, processes and outages.
 """
 
 import asyncio
-import functools
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from backend import services as services_module
 from backend.config import Settings
 from backend.db import create_db_engine
 from backend.engine.interface import Engine
@@ -48,14 +46,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
         if {"services", "make_services"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.service)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _one_tokenizer_per_model() -> Iterator[None]:
-    """Every app this process builds loads a model's tokenizer once: it takes seconds."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(services_module, "load_tokenizer", functools.cache(services_module.load_tokenizer))
-        yield
 
 
 @pytest.fixture(scope="session")

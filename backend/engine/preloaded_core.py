@@ -7,7 +7,8 @@ first and importing vLLM while the app's process does the same on the other core
 the core ready-made instead. The core is started like a spawned process: it gets the
 environment the app's process has when it starts it (vLLM sets variables for its children
 just before). Only the core is forked: its worker, which runs the model with OpenMP, is
-spawned by vLLM as before, so its threads are bound as vLLM intends.
+spawned by vLLM as before, so its threads are bound as vLLM intends. The server also loads
+the model's tokenizer, which the core would otherwise load while the app waits.
 """
 
 import multiprocessing
@@ -16,24 +17,33 @@ import os
 import sys
 from collections.abc import Callable
 from multiprocessing.context import BaseContext, ForkServerProcess
+from pathlib import Path
 from typing import Any
 
-# What the fork server imports once: the engine core and the executor that spawns its worker.
-PRELOAD = ["vllm.v1.engine.core", "vllm.v1.executor.multiproc_executor"]
+from backend.engine.model_tokenizer import PRELOAD_ENV
+
+# What the fork server imports once: the engine core, the executor that spawns its worker,
+# and the model's tokenizer.
+PRELOAD = ["vllm.v1.engine.core", "vllm.v1.executor.multiproc_executor", "backend.engine.core_tokenizer"]
 
 
 def available() -> bool:
     return "forkserver" in multiprocessing.get_all_start_methods()  # not on Windows
 
 
-def start_server() -> None:
-    """Start the fork server now (it imports vLLM in the background); idempotent."""
+def start_server(model_dir: Path) -> None:
+    """Start the fork server now (it imports vLLM and loads `model_dir`'s tokenizer in the
+    background); idempotent."""
     if not available():
         return
     # A child imports the main module again (`backend.cli` under `prefixdesk serve`): preloaded too.
     main = getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None)
     multiprocessing.set_forkserver_preload([*PRELOAD, *([main] if main else [])])
-    multiprocessing.forkserver.ensure_running()
+    os.environ[PRELOAD_ENV] = str(model_dir)  # the server's environment is this one as it starts
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        del os.environ[PRELOAD_ENV]
 
 
 def install() -> None:

@@ -43,15 +43,22 @@ class VllmEngine:
         # Loading blocks for a minute or more; keep the event loop (and /healthz) answering.
         return await asyncio.to_thread(cls.load, settings, model_dir)
 
+    @staticmethod
+    def prepare(settings: Settings, model_dir: Path) -> None:
+        """What precedes the engine's load: its environment, the core's fork server, and
+        vLLM's import (seconds; blocking). Idempotent."""
+        for name, value in engine_environment(settings).items():
+            os.environ.setdefault(name, value)
+        preloaded_core.start_server(model_dir)  # imports vLLM beside this process, which does the same
+        import vllm.v1.engine.async_llm  # noqa: F401
+
+        preloaded_core.install()
+
     @classmethod
     def load(cls, settings: Settings, model_dir: Path) -> "VllmEngine":
         """Start vLLM and return once it takes requests (blocking; `start` runs it in a thread)."""
-        for name, value in engine_environment(settings).items():
-            os.environ.setdefault(name, value)
-        preloaded_core.start_server()  # imports vLLM beside this process, which does the same
+        cls.prepare(settings, model_dir)
         from vllm.v1.engine.async_llm import AsyncLLM
-
-        preloaded_core.install()
 
         stats = EngineStats()
         args = async_engine_args(settings, model_dir)

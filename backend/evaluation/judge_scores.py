@@ -23,7 +23,7 @@ async def score_judges(
     settings: Settings, labelled: Path, development: Path | None, names: list[str]
 ) -> dict[str, Any]:
     from backend.engine.factory import start_engine
-    from backend.services import load_tokenizer
+    from backend.engine.model_tokenizer import load_tokenizer
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
     chat_format = ChatFormat(await asyncio.to_thread(load_tokenizer, model_dir))

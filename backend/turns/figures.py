@@ -74,11 +74,14 @@ def figures(text: str) -> set[Figure]:
 
 
 def claimed(text: str) -> frozenset[Figure]:
-    """The figures a text asserts, as `unsupported` counts them: a bare number of fewer than
-    three digits is list numbering and the like, not a claim."""
-    return frozenset(
-        (number, unit) for number, unit in figures(text) if unit or len(number.replace(".", "")) >= 3
-    )
+    """The figures a text asserts, as `unsupported` counts them."""
+    return frozenset(figure for figure in figures(text) if _is_claim(figure))
+
+
+def _is_claim(figure: Figure) -> bool:
+    """A bare number of fewer than three digits is list numbering and the like, not a claim."""
+    number, unit = figure
+    return unit is not None or len(number.replace(".", "")) >= 3
 
 
 def unsupported(reply: str, *sources: str) -> list[str]:
@@ -103,12 +106,12 @@ def findings(reply: str, *sources: str) -> list[Finding]:
     """Why the reply's figures may be wrong: ones its sources do not state, and ones they state
     of something else.
 
-    Bare numbers count from three digits (phone numbers, amounts): shorter ones are list
-    numbering and the like. A unit the source leaves implicit is accepted ("45 days" where
-    the policy says "within 45"). A figure said of something else: the source sentence that
-    best matches the reply's sentence (by the words they share) gives another number in the
-    same unit, and no sentence with the reply's figure matches as well ("backpacks: 2 years"
-    where the policy says "backpacks ... 3-year" and "tents ... 2-year").
+    Bare numbers count from three digits (phone numbers, amounts; `_is_claim`). A unit the
+    source leaves implicit is accepted ("45 days" where the policy says "within 45"). A figure
+    said of something else: the source sentence that best matches the reply's sentence (by the
+    words they share) gives another number in the same unit, and no sentence with the reply's
+    figure matches as well ("backpacks: 2 years" where the policy says "backpacks ... 3-year"
+    and "tents ... 2-year").
     """
     read = [_read(source) for source in sources]
     known = set().union(*(source.figures for source in read))
@@ -117,7 +120,7 @@ def findings(reply: str, *sources: str) -> list[Finding]:
     for number, unit in sorted(figures(reply), key=lambda figure: (figure[0], figure[1] or "")):
         if unit and (number, unit) not in known and (number, None) not in known:
             found.append(Finding(f"{number} {unit}"))
-        elif not unit and len(number.replace(".", "")) >= 3 and number not in bare:
+        elif not unit and _is_claim((number, unit)) and number not in bare:
             found.append(Finding(number))
     source_sentences = [sentence for source in read for sentence in source.sentences]
     for sentence in _sentences(reply):

@@ -1,21 +1,159 @@
-"""The engine's core, forked ready-made from a server that has imported vLLM."""
+"""The engine's start: begun before the app's own start-up, its core forked ready-made from
+a server that has imported vLLM and loaded the tokenizer."""
 
+import asyncio
 import json
 import os
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import psutil
+import pytest
 
-from backend.engine import preloaded_core
+from backend.config import Settings
+from backend.engine import factory, preloaded_core
+from backend.engine.live import LiveEngine
+from backend.engine.model_tokenizer import load_tokenizer
 from backend.engine.vllm_engine import VllmEngine
+from backend.engine.vllm_options import async_engine_args
+from backend.services import build_supervisor
+
+
+class FakeEngine:
+    def __init__(self, name: str):
+        self.name = name
+        self.is_dead = False
+        self.shut_down = False
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+
+
+def loading_in_the_background(
+    monkeypatch, loaded: list[FakeEngine], gate: threading.Event | None = None
+) -> None:
+    def prepare(settings: Settings, model_dir: Path) -> str:
+        return "the tokenizer"
+
+    def load(settings: Settings, model_dir: Path) -> FakeEngine:
+        if gate is not None:
+            gate.wait(10)
+        engine = FakeEngine(f"begun, window {settings.max_model_len}")
+        loaded.append(engine)
+        return engine
+
+    monkeypatch.setattr(factory.EngineHeadStart, "_prepare", staticmethod(prepare))
+    monkeypatch.setattr(factory.VllmEngine, "load", load)
+
+
+async def wait_until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+async def test_the_supervisor_takes_the_engine_begun_before_the_app_and_a_restart_starts_anew(
+    monkeypatch, tiny_settings: Settings
+):
+    loaded: list[FakeEngine] = []
+    loading_in_the_background(monkeypatch, loaded)
+    restarted = FakeEngine("started anew")
+
+    async def start_engine(*args: object) -> FakeEngine:
+        return restarted
+
+    monkeypatch.setattr("backend.services.start_engine", start_engine)
+    begun = factory.EngineHeadStart(tiny_settings, tiny_settings.model)
+    assert await begun.tokenizer() == "the tokenizer"
+    attached: list[FakeEngine] = []
+
+    async def attach(engine: FakeEngine) -> None:
+        attached.append(engine)
+
+    bots = SimpleNamespace(slug_of_salt=lambda salt: None, values=lambda: [])
+    supervisor = build_supervisor(tiny_settings, tiny_settings.model, bots, LiveEngine(), None, begun)
+    supervisor._attach = attach  # only what is attached matters here
+    supervisor._check_interval_s = 0.01
+    running = asyncio.create_task(supervisor.run())
+    try:
+        await asyncio.wait_for(wait_until(lambda: len(attached) == 1), timeout=10)
+        assert attached == loaded  # the engine begun before the app, not a second one
+        assert attached[0].name == f"begun, window {tiny_settings.max_model_len}"
+        attached[0].is_dead = True
+        await asyncio.wait_for(wait_until(lambda: len(attached) == 2), timeout=10)
+        assert attached[1] is restarted
+        assert loaded[0].shut_down  # the dead one, by the supervisor that owns it
+    finally:
+        running.cancel()
+
+
+async def test_an_engine_the_app_never_took_is_shut_down(monkeypatch, tiny_settings: Settings):
+    loaded: list[FakeEngine] = []
+    still_loading = threading.Event()
+    loading_in_the_background(monkeypatch, loaded, still_loading)
+    untaken = factory.EngineHeadStart(tiny_settings, tiny_settings.model)
+    untaken.release_untaken()  # the app failed while the engine was loading
+    still_loading.set()
+    await asyncio.wait_for(wait_until(lambda: loaded and loaded[0].shut_down), timeout=10)
+
+    taken = factory.EngineHeadStart(tiny_settings, tiny_settings.model)
+    engine = await taken.take()
+    taken.release_untaken()
+    assert not engine.shut_down  # the supervisor's to shut down
+
+
+async def test_a_failed_head_start_is_raised_to_whoever_waits_for_it(monkeypatch, tiny_settings: Settings):
+    def prepare(settings: Settings, model_dir: Path) -> str:
+        raise RuntimeError("no vLLM here")
+
+    monkeypatch.setattr(factory.EngineHeadStart, "_prepare", staticmethod(prepare))
+    failed = factory.EngineHeadStart(tiny_settings, tiny_settings.model)
+    with pytest.raises(RuntimeError, match="no vLLM here"):
+        await failed.tokenizer()
+    with pytest.raises(RuntimeError, match="no vLLM here"):
+        await failed.take()
+    failed.release_untaken()  # nothing to shut down
+
+
+def test_the_apps_tokenizer_is_the_one_vllm_finds_in_its_cache(tiny_settings: Settings):
+    from vllm.tokenizers import cached_get_tokenizer, cached_tokenizer_from_config
+
+    ours = load_tokenizer(tiny_settings.model)
+    misses = cached_get_tokenizer.cache_info().misses
+    model_config = async_engine_args(tiny_settings, tiny_settings.model).create_model_config()
+    assert cached_tokenizer_from_config(model_config) is ours
+    assert cached_get_tokenizer.cache_info().misses == misses
 
 
 def report_environment(path: str) -> None:
     Path(path).write_text(json.dumps(dict(os.environ)))
 
 
-def test_a_process_from_the_fork_server_gets_the_environment_of_its_start(tmp_path, monkeypatch):
-    preloaded_core.start_server()
+def report_cached_tokenizers(path: str) -> None:
+    from vllm.tokenizers import cached_get_tokenizer
+
+    Path(path).write_text(str(cached_get_tokenizer.cache_info().currsize))
+
+
+def start_from_the_fork_server(target, path: Path) -> None:
+    process = preloaded_core.CoreContext(preloaded_core.multiprocessing.get_context("forkserver")).Process(
+        target=target, name="probe", kwargs={"path": str(path)}
+    )
+    process.start()
+    process.join(60)
+    assert process.exitcode == 0
+
+
+def test_a_process_from_the_fork_server_finds_the_tokenizer_loaded(tmp_path, tiny_settings: Settings):
+    preloaded_core.start_server(tiny_settings.model)  # or already started by an engine: one model's
+    start_from_the_fork_server(report_cached_tokenizers, tmp_path / "cached")
+    assert int((tmp_path / "cached").read_text()) >= 1
+
+
+def test_a_process_from_the_fork_server_gets_the_environment_of_its_start(
+    tmp_path, monkeypatch, tiny_settings: Settings
+):
+    preloaded_core.start_server(tiny_settings.model)
     out = tmp_path / "environment.json"
     process = preloaded_core.CoreContext(preloaded_core.multiprocessing.get_context("forkserver")).Process(
         target=report_environment, name="probe", kwargs={"path": str(out)}
@@ -37,5 +175,6 @@ def test_the_engine_core_is_forked_from_the_preloaded_server_and_starts_its_work
     assert cores, "no engine core under this process"
     server = cores[0].parent()
     assert server is not None and "multiprocessing.forkserver" in " ".join(server.cmdline())
-    assert any("vllm.v1.engine.core" in part for part in server.cmdline())  # what it preloaded
+    preloaded = " ".join(server.cmdline())
+    assert "vllm.v1.engine.core" in preloaded and "backend.engine.core_tokenizer" in preloaded
     assert [worker.name() for worker in cores[0].children()] == ["VLLM::Worker"]  # vLLM's own start

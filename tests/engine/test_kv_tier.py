@@ -9,6 +9,7 @@ a third, once every file has another block's bytes, uses none of them and answer
 
 import importlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,27 @@ def test_the_tier_is_off_unless_asked_and_refuses_bad_values(tmp_path):
             Settings(**bad)
     default = Settings(kv_tier="disk")
     assert kv_tier_dir(default, tmp_path).parent == default.cache_dir.resolve() / "kv-tier"
+
+
+def test_the_cpu_tiers_region_leaves_its_pages_to_be_faulted_in_on_use():
+    from vllm.v1.kv_offload.cpu.shared_offload_region import SharedOffloadRegion
+
+    from backend.engine.kv_tier import pages_faulted_on_use
+
+    def region(name: str) -> SharedOffloadRegion:
+        chunk = 1 << 20
+        engine_id = f"prefixdesk-test-{name}-{os.getpid()}"
+        return SharedOffloadRegion(engine_id, 16, None, kv_bytes_per_chunk=chunk, cpu_page_size=chunk)
+
+    with pages_faulted_on_use():
+        lazy = region("lazy")
+    eager = region("eager")  # as vLLM makes it
+    try:
+        assert os.stat(lazy.mmap_path).st_blocks == 0  # no page of shared memory taken yet
+        assert os.stat(eager.mmap_path).st_blocks * 512 == 16 << 20
+    finally:
+        lazy.cleanup()
+        eager.cleanup()
 
 
 def test_the_connector_and_its_directory_keyed_by_what_makes_kv_valid(tmp_path):
