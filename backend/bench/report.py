@@ -228,6 +228,9 @@ def text_report(scenarios: dict, measured_targets: list[dict], stale: Sequence[d
         met = "-" if row["met"] is None else ("yes" if row["met"] else "**no**")
         lines.append(f"| {row['target']} | {row['goal']} | {_cell(row['value'])} | {met} |")
     if stale:
-        lines += ["", "Stale sections (run on other code; not in the targets):"]
-        lines += [f"- {s['section']}: commit {str(s['commit'])[:10]}, run {s['started_at']}" for s in stale]
+        lines += ["", "Stale sections (run on other code or another machine; not in the targets):"]
+        lines += [
+            f"- {s['section']}: commit {str(s['commit'])[:10]}, run {s['started_at']} on {s.get('cpu')}"
+            for s in stale
+        ]
     return "\n\n".join([*parts, "\n".join(lines)])

@@ -133,8 +133,9 @@ NOT_SECTIONS = ("meta", "targets", "stale")
 def with_earlier_sections(out: dict, path: Path) -> dict:
     """Keep the scenarios this run did not measure from the file it replaces, each with the
     meta of the run that measured it, so one scenario can be measured again on its own. The
-    targets are read only from sections of this run's code (its commit, no other changes);
-    the others are listed as stale, with the commit and date they ran on."""
+    targets are read only from sections of this run's code (its commit, no other changes) and
+    of a machine like this run's; the others are listed as stale, with the commit, date and
+    CPU they ran on."""
     earlier = json.loads(path.read_text()) if path.exists() else {}
     kept = {
         name: {**section, "meta": section.get("meta", earlier.get("meta"))}
@@ -142,15 +143,14 @@ def with_earlier_sections(out: dict, path: Path) -> dict:
         if name not in NOT_SECTIONS and name not in out
     }
     sections = {name: s for name, s in {**out, **kept}.items() if name not in NOT_SECTIONS}
-    measured, stale = _targets_and_stale(sections, out["meta"]["code"], measured_now=set(out))
+    measured, stale = _targets_and_stale(sections, out["meta"], measured_now=set(out))
     return {"meta": out["meta"], "targets": measured, "stale": stale, **sections}
 
 
-def _targets_and_stale(sections: dict, code: dict, measured_now: set[str]) -> tuple[list[dict], list[dict]]:
-    """The targets, read from the sections measured now or on the same code; the others, stale."""
-    fresh = {
-        name: s for name, s in sections.items() if name in measured_now or _same_code(s.get("meta"), code)
-    }
+def _targets_and_stale(sections: dict, now: dict, measured_now: set[str]) -> tuple[list[dict], list[dict]]:
+    """The targets, read from the sections measured now or on the same code and a machine like
+    this one (`now`: this run's meta); the others, stale."""
+    fresh = {name: s for name, s in sections.items() if name in measured_now or _like_now(s.get("meta"), now)}
     stale = [_stale(name, sections[name].get("meta")) for name in sections if name not in fresh]
     return targets(fresh), stale
 
@@ -166,12 +166,27 @@ def _same_code(section_meta: dict | None, code: dict) -> bool:
     return bool(ran.get("commit") == code["commit"])
 
 
+def _like_now(section_meta: dict | None, now: dict) -> bool:
+    return _same_code(section_meta, now["code"]) and _same_machine(section_meta, now)
+
+
+def _same_machine(section_meta: dict | None, now: dict) -> bool:
+    """Whether a section ran on the same number of cores with the same speed features (AMX
+    alone changes prefill several times over); a section that did not record its machine is
+    taken at its word."""
+    ran, here = (section_meta or {}).get("machine"), now.get("machine")
+    if ran is None or here is None:
+        return True
+    return bool(ran.get("cpu_features") == here.get("cpu_features") and ran.get("cores") == here.get("cores"))
+
+
 def _stale(name: str, section_meta: dict | None) -> dict:
     ran = section_meta or {}
     return {
         "section": name,
         "commit": (ran.get("code") or {}).get("commit"),
         "started_at": ran.get("started_at"),
+        "cpu": (ran.get("machine") or {}).get("cpu"),
     }
 
 
@@ -181,9 +196,8 @@ def write_section(
     """A scenario run on its own (`routing`, `restart`) as the section `name` of the results
     file, stamped with the code it ran; the targets read again from the sections of that code."""
     earlier = json.loads(path.read_text()) if path.exists() else {}
-    code = code_version()
     section_meta = {
-        "code": code,
+        "code": code_version(),
         "started_at": started_at.isoformat(timespec="seconds"),
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["prefixdesk", *sys.argv[1:]]),
@@ -197,7 +211,7 @@ def write_section(
         for key, s in earlier.items()
         if key not in NOT_SECTIONS
     }
-    earlier["targets"], earlier["stale"] = _targets_and_stale(sections, code, measured_now={name})
+    earlier["targets"], earlier["stale"] = _targets_and_stale(sections, section_meta, measured_now={name})
     write(earlier, path)
 
 

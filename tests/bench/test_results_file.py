@@ -29,7 +29,8 @@ def test_targets_read_only_sections_of_this_commit_and_the_rest_are_listed_stale
 
     assert out["random"] == {"caching_cost_total_time": 0.01}  # this run's
     assert out["article"]["app_vs_engine_qps"] == 0.959  # kept, with the meta of its run
-    assert out["stale"] == [{"section": "article", "commit": "a" * 40, "started_at": "2026-11-29T10:00:00"}]
+    article = {"section": "article", "commit": "a" * 40, "started_at": "2026-11-29T10:00:00", "cpu": None}
+    assert out["stale"] == [article]
     qps = next(t for t in out["targets"] if t["target"].startswith("article: app QPS"))
     assert qps["value"] is None  # a stale section is no evidence for a target
     share = next(t for t in out["targets"] if t["target"].startswith("random:"))
@@ -43,7 +44,7 @@ def test_a_scenario_run_alone_lists_the_full_runs_sections_with_the_commit_they_
     monkeypatch.setattr(results_file, "code_version", lambda: NOW)
     write_section("restart", {"on": {"ready_s": 28.0}}, datetime(2026, 12, 6, tzinfo=UTC), path)
     written = json.loads(path.read_text())
-    article = {"section": "article", "commit": "a" * 40, "started_at": "2026-12-05T11:00:00"}
+    article = {"section": "article", "commit": "a" * 40, "started_at": "2026-12-05T11:00:00", "cpu": None}
     assert written["stale"] == [article]
     assert written["restart"]["meta"]["code"] == NOW
     ready = next(t for t in written["targets"] if t["target"] == "restart: seconds to ready, KV tier on")
@@ -60,6 +61,24 @@ def test_a_run_with_uncommitted_changes_makes_no_kept_section_fresh(tmp_path):
     assert [s["section"] for s in with_earlier_sections(run(NOW, "2026-12-04T10:00:00"), path)["stale"]] == [
         "article"
     ]
+
+
+def test_a_section_of_the_same_code_on_a_machine_of_other_speed_features_is_stale(tmp_path):
+    path = tmp_path / "latest.json"
+    amx = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_features": ["avx2", "avx512f", "amx_bf16"], "cores": 2}
+    avx2 = {"cpu": "AMD EPYC", "cpu_features": ["avx2"], "cores": 2}
+    earlier = run(NOW, "2026-12-06T04:00:00", capacity={"x": 1})
+    earlier["meta"]["machine"] = amx
+    earlier["restart"] = {"meta": {"code": NOW, "started_at": "2026-12-06T05:00:00", "machine": avx2}}
+    path.write_text(json.dumps(earlier))
+
+    now = run(NOW, "2026-12-06T07:00:00", support={"x": 2})
+    now["meta"]["machine"] = avx2
+    out = with_earlier_sections(now, path)
+
+    capacity = {"section": "capacity", "commit": NOW["commit"], "started_at": "2026-12-06T04:00:00"}
+    # restart ran on this code and a machine like this one: fresh.
+    assert out["stale"] == [{**capacity, "cpu": "Intel(R) Xeon(R) Processor"}]
 
 
 def _repo(path: Path) -> Callable[..., None]:
