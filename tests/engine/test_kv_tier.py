@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from backend.config import Settings
 from backend.engine.interface import GenerationResult, LabelRead
 from backend.engine.vllm_engine import VllmEngine
-from backend.engine.vllm_options import cli_flags, engine_options, kv_tier_dir
+from backend.engine.vllm_options import cli_flags, engine_dtype, engine_options, kv_tier_dir
 from tests.support import eventually
 
 SALT = "kv-tier-test"
@@ -111,9 +111,11 @@ def test_the_connector_and_its_directory_keyed_by_what_makes_kv_valid(tmp_path):
     # Anything that changes what a block's KV is gets a directory of its own; the rest does not.
     assert kv_tier_dir(settings.model_copy(update={"kv_tier_gib": 2}), model) == root
     assert kv_tier_dir(settings, fake_model(tmp_path / "copy" / "qwen")) == root  # the same files elsewhere
+    # Not the dtype the engine runs: "auto" is float32 on a CPU without native bfloat16.
+    other_dtype = "bfloat16" if engine_dtype(settings.dtype) == "float32" else "float32"
     others = {
         kv_tier_dir(settings.model_copy(update={"block_size": 64}), model),
-        kv_tier_dir(settings.model_copy(update={"dtype": "float32"}), model),
+        kv_tier_dir(settings.model_copy(update={"dtype": other_dtype}), model),
         kv_tier_dir(settings, fake_model(tmp_path / "other", layers=3)),  # another model
         kv_tier_dir(settings, fake_model(tmp_path / "more" / "qwen", weights=b"0" * 65)),  # new weights
         kv_tier_dir(settings, fake_model(tmp_path / "other-qwen", layers=2)),  # another name
