@@ -1,7 +1,7 @@
 """The FastAPI app: middleware, routers, error format; its lifespan starts and closes the services."""
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
@@ -32,16 +32,10 @@ from backend.widget import routes as widget
 SHUTDOWN_GRACE_S = 30
 
 
-def create_app(
-    settings: Settings | None = None,
-    *,
-    engine: Engine | None = None,
-    head_start: EngineHeadStart | None = None,
-) -> FastAPI:
-    """The app. Pass `engine` to share one already-started engine (tests, benchmarks),
-    `head_start` to serve on the engine begun loading before it (`prefixdesk serve`); else
-    the embedded engine begins loading as the app starts."""
-    settings = settings or get_settings()
+def _lifespan(
+    settings: Settings, engine: Engine | None, head_start: EngineHeadStart | None
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's parts, built and started with it and closed after it."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -59,10 +53,23 @@ def create_app(
             if begun is not None:
                 begun.release_untaken()
 
+    return lifespan
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    engine: Engine | None = None,
+    head_start: EngineHeadStart | None = None,
+) -> FastAPI:
+    """The app. Pass `engine` to share one already-started engine (tests, benchmarks),
+    `head_start` to serve on the engine begun loading before it (`prefixdesk serve`); else
+    the embedded engine begins loading as the app starts."""
+    settings = settings or get_settings()
     app = FastAPI(
         title="prefixdesk",
         version="0.1.0",
-        lifespan=lifespan,
+        lifespan=_lifespan(settings, engine, head_start),
         description="Customer-service chatbot on vLLM with automatic prefix caching.",
     )
     # Innermost, next to the routes: OPTIONS and 405s name every method a path accepts.
