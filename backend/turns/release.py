@@ -4,13 +4,15 @@ its end has passed every check a whole reply must pass.
 The customer reads the first sentence while the model writes the next, instead of waiting
 for the whole reply. Whatever is shown has passed the checks: the reply up to a sentence's
 end is reviewed as if it ended there (its samples compared as far as they have been written
-to that length, `agreement.py`). A review that doubts it shows nothing more for now; the
-next sentence's may pass (a yes the next sentence restricts). A doubt no continuation can
-lift (a figure given stays given, `Review.lasting`) stops the reply there. Once the reply is
-written, it is reviewed whole; if that doubts it, the rest is not shown, and its source
-lines are quoted after what was (`finish.py`). A reply that opens with a plain yes or no is
-shown only whole: the customer acts on the yes, and a reply the checks doubt further on is
-no ground for it.
+to that length, `agreement.py`). A doubt no continuation can lift (a figure given stays
+given, `Review.lasting`) stops the reply there, and so does any doubt while nothing of it is
+shown yet: the reply would open with the doubted words whatever followed, so its source
+lines are quoted at once instead of after a whole reply. Once something is shown, a doubt
+shows nothing more for now; the next sentence's review may pass (a claim the next sentence
+restricts). Once the reply is written, it is reviewed whole; if that doubts it, the rest is
+not shown, and its source lines are quoted after what was (`finish.py`). A reply that opens
+with a plain yes or no is shown only whole: the customer acts on the yes, and a reply the
+checks doubt further on is no ground for it.
 
 When a turn's requests go one at a time (the eval), nothing is checked while the reply is
 written (a check would share its steps); its sentences are reviewed after it, in order
@@ -109,9 +111,10 @@ class CheckedRelease:
             return  # nothing new to read (or a heading the whole reply will drop)
         so_far = FinishedReply(text, self._reply_ids(ids), written_tokens=len(ids), whole=False)
         review = await self._review(so_far)
-        if not review.doubts and not self._answers_yes_or_no(text):
+        if review.doubts:
+            if review.lasting or not self.shown:
+                self.doubt = review
+        elif not self._answers_yes_or_no(text):
             new = text[len(self.shown) :]
             self.stream.put(Token(new))
             self.mark_shown(new)
-        elif review.lasting:
-            self.doubt = review

@@ -149,6 +149,22 @@ async def test_a_figure_no_continuation_can_take_back_stops_the_reply_there(make
     assert messages[-1].withheld_text.startswith(WRONG_NEXT.strip() + " More")
 
 
+async def test_a_doubt_before_anything_is_shown_stops_the_reply_there(make_services, tiny_engine):
+    # Only the question restated: a doubt a continuation could lift once something is shown,
+    # but the reply would open with these words whatever followed. Quoted at once.
+    engine = Pieces(tiny_engine, ["The warranty on backpacks is long.", *[" More"] * 20])
+    services = await make_services(engine=engine, answer_checks="strict")
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, QUESTION)
+    events = await asyncio.wait_for(collect(turn.events()), timeout=30)
+    done = done_of(events)
+    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
+    assert done.doubt.startswith("restates the question")
+    tokens = [event.text for event in events if isinstance(event, Token)]
+    assert len(tokens) == 1 and tokens[0].startswith("Here is what our policy says:")
+
+
 async def collect(events):
     return [event async for event in events]
 
