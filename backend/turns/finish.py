@@ -12,10 +12,10 @@ from backend.engine.interface import GenerationResult
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
 from backend.prompting.openings import Openings
-from backend.turns import settlement
+from backend.turns import grounding, settlement
 from backend.turns.agreement import samples_agree
-from backend.turns.checks import FinishedReply, ReplyCheck, Review, review_reply
-from backend.turns.decisions import HandOver
+from backend.turns.checks import MATCHING_LINES, FinishedReply, ReplyCheck, Review, review_reply
+from backend.turns.decisions import AcceptedMessage, HandOver
 from backend.turns.events import Done, Token
 from backend.turns.parts import ConversationParts
 from backend.turns.session_cache import Session
@@ -107,6 +107,7 @@ class ReplyFinisher:
             review=functools.partial(self._review, job),
             reply_ids=self.parts.assembler.reply,
             answers_yes_or_no=functools.partial(_answers_yes_or_no, job.message.bot.definition.yes_no),
+            says_something=functools.partial(_says_something, job.message),
         )
 
     def _read(self, job: ReplyJob, raw: str) -> tuple[str, list[Source]]:
@@ -245,3 +246,9 @@ class ReplyFinisher:
 
 def _answers_yes_or_no(openings: Openings | None, text: str) -> bool:
     return openings is not None and openings.answers_yes_or_no(text)
+
+
+def _says_something(message: AcceptedMessage, text: str) -> bool:
+    definition, question = message.bot.definition, message.user.text
+    lines = definition.reference.matching(question, MATCHING_LINES)
+    return grounding.speaks_of_the_lines(text, lines, question, definition.language)

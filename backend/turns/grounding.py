@@ -77,3 +77,14 @@ def grounded_share(reply: str, lines: Sequence[str], question: str, language: st
 def _added_terms(reply: str, question: str, language: str) -> set[str]:
     """The reply's search terms that the question does not have: what it says of its own."""
     return set(terms(reply, language)) - set(terms(question, language))
+
+
+def speaks_of_the_lines(reply: str, lines: Sequence[str], question: str, language: str) -> bool:
+    """The reply so far says something of its own about what the lines say: words of its own,
+    some of them the lines', or a figure the question lacks. "Sure!" and "Great question!" do
+    not: a reply that has only greeted or thanked has not yet said what it will be judged by."""
+    if not any(character.isalnum() for character in reply):
+        return False
+    if restates_the_question(reply, question, language):
+        return False
+    return grounded_share(reply, lines, question, language) > 0

@@ -5,14 +5,16 @@ The customer reads the first sentence while the model writes the next, instead o
 for the whole reply. Whatever is shown has passed the checks: the reply up to a sentence's
 end is reviewed as if it ended there (its samples compared as far as they have been written
 to that length, `agreement.py`). A doubt no continuation can lift (a figure given stays
-given, `Review.lasting`) stops the reply there, and so does any doubt while nothing of it is
-shown yet: the reply would open with the doubted words whatever followed, so its source
-lines are quoted at once instead of after a whole reply. Once something is shown, a doubt
-shows nothing more for now; the next sentence's review may pass (a claim the next sentence
-restricts). Once the reply is written, it is reviewed whole; if that doubts it, the rest is
-not shown, and its source lines are quoted after what was (`finish.py`). A reply that opens
-with a plain yes or no is shown only whole: the customer acts on the yes, and a reply the
-checks doubt further on is no ground for it.
+given, `Review.lasting`) stops the reply there, and so does any doubt of an opening that says
+something of its own while nothing is shown yet: the reply would open with the doubted words
+whatever followed, so its source lines are quoted at once instead of after a whole reply. An
+opening that says nothing yet of what the sources say ("Sure!", "Great question!") waits for
+the sentence that does. Once something is shown, a doubt shows nothing more for now; the
+next sentence's review may pass (a claim the next sentence restricts). Once the reply is
+written, it is reviewed whole; if that doubts it, the rest is not shown, and its source
+lines are quoted after what was (`finish.py`). A reply that opens with a plain yes or no is
+shown only whole: the customer acts on the yes, and a reply the checks doubt further on is
+no ground for it.
 
 When a turn's requests go one at a time (the eval), nothing is checked while the reply is
 written (a check would share its steps); its sentences are reviewed after it, in order
@@ -44,6 +46,7 @@ class CheckedRelease:
         self._review: Callable[[FinishedReply], Awaitable[Review]] | None = None
         self._reply_ids: Callable[[list[int]], list[int]] = list
         self._answers_yes_or_no: Callable[[str], bool] = lambda text: False
+        self._says_something: Callable[[str], bool] = lambda text: True
         self._checked = 0  # the sentence end last reviewed, in deltas
         self._checking: asyncio.Task[None] | None = None
 
@@ -53,12 +56,14 @@ class CheckedRelease:
         review: Callable[[FinishedReply], Awaitable[Review]],
         reply_ids: Callable[[list[int]], list[int]],
         answers_yes_or_no: Callable[[str], bool],
+        says_something: Callable[[str], bool],
     ) -> None:
         """How the reply's raw text is read by the customer, how it is reviewed, the token ids
-        of a reply that ends with given ones (what a model's check reads after the prompt), and
-        whether a reply opens with a plain yes or no."""
+        of a reply that ends with given ones (what a model's check reads after the prompt),
+        whether a reply opens with a plain yes or no, and whether it says something of its own
+        about what the sources say (`grounding.speaks_of_the_lines`)."""
         self._readable, self._review, self._reply_ids = readable, review, reply_ids
-        self._answers_yes_or_no = answers_yes_or_no
+        self._answers_yes_or_no, self._says_something = answers_yes_or_no, says_something
 
     def feed(self, delta: TokenDelta) -> None:
         """The reply's next piece; a sentence that ended before it or with it is checked."""
@@ -112,7 +117,8 @@ class CheckedRelease:
         so_far = FinishedReply(text, self._reply_ids(ids), written_tokens=len(ids), whole=False)
         review = await self._review(so_far)
         if review.doubts:
-            if review.lasting or not self.shown:
+            opening = not self.shown and self._says_something(text)
+            if review.lasting or opening:
                 self.doubt = review
         elif not self._answers_yes_or_no(text):
             new = text[len(self.shown) :]

@@ -150,9 +150,10 @@ async def test_a_figure_no_continuation_can_take_back_stops_the_reply_there(make
 
 
 async def test_a_doubt_before_anything_is_shown_stops_the_reply_there(make_services, tiny_engine):
-    # Only the question restated: a doubt a continuation could lift once something is shown,
-    # but the reply would open with these words whatever followed. Quoted at once.
-    engine = Pieces(tiny_engine, ["The warranty on backpacks is long.", *[" More"] * 20])
+    # Mostly words the matching lines do not have: a doubt a continuation could lift once
+    # something is shown, but the reply would open with these words whatever followed.
+    opening = "Backpacks carry a warranty with free express delivery and gift wrapping."
+    engine = Pieces(tiny_engine, [opening, *[" More"] * 20])
     services = await make_services(engine=engine, answer_checks="strict")
     cid = (await open_conversation(services)).conversation.id
     async with services.new_work() as work:
@@ -160,9 +161,21 @@ async def test_a_doubt_before_anything_is_shown_stops_the_reply_there(make_servi
     events = await asyncio.wait_for(collect(turn.events()), timeout=30)
     done = done_of(events)
     assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
-    assert done.doubt.startswith("restates the question")
+    assert "of what it says is in the lines" in done.doubt
     tokens = [event.text for event in events if isinstance(event, Token)]
     assert len(tokens) == 1 and tokens[0].startswith("Here is what our policy says:")
+
+
+async def test_an_opening_that_says_nothing_yet_waits_for_the_sentence_that_does(make_services, tiny_engine):
+    # "Sure!" adds nothing to the question, so the checks doubt it; but it asserts nothing
+    # either, and the reply it opens is shown once the next sentence passes.
+    opening = "Sure! All backpacks carry a 3-year warranty."
+    before, rest, _ = await first_then_rest(
+        make_services, tiny_engine, ["Sure!", " All backpacks carry a 3-year warranty.", RIGHT_NEXT]
+    )
+    assert isinstance(before[-1], Token) and before[-1].text == opening  # the reply has not ended
+    done = done_of([*before, *rest])
+    assert not done.withheld and done.text == opening + RIGHT_NEXT
 
 
 async def collect(events):
