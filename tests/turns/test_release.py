@@ -135,30 +135,21 @@ async def test_the_reply_so_far_waits_for_samples_as_long_as_it_needs():
 
 async def test_a_figure_no_continuation_can_take_back_stops_the_reply_there(make_services, tiny_engine):
     # The figure is wrong whatever follows: the reply is stopped (its end is never let go).
-    engine = Pieces(tiny_engine, [WRONG_NEXT.strip(), *[" More"] * 20])
-    services = await make_services(engine=engine, answer_checks="strict")
-    cid = (await open_conversation(services)).conversation.id
-    async with services.new_work() as work:
-        turn = await services.turns.take(work, cid, QUESTION)
-    events = await asyncio.wait_for(collect(turn.events()), timeout=30)
+    engine, events, stored_reply = await stopped(
+        make_services, tiny_engine, [WRONG_NEXT.strip(), *[" More"] * 20]
+    )
     done = done_of(events)
     assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
     assert done.text.startswith("Here is what our policy says:") and done.doubt.startswith("2 year")
     assert not any("2 years" in event.text for event in events if isinstance(event, Token))
-    _, messages = await stored(services, cid)
-    assert messages[-1].withheld_text.startswith(WRONG_NEXT.strip() + " More")
+    assert stored_reply.withheld_text.startswith(WRONG_NEXT.strip() + " More")
 
 
 async def test_a_doubt_before_anything_is_shown_stops_the_reply_there(make_services, tiny_engine):
     # Mostly words the matching lines do not have: a doubt a continuation could lift once
     # something is shown, but the reply would open with these words whatever followed.
     opening = "Backpacks carry a warranty with free express delivery and gift wrapping."
-    engine = Pieces(tiny_engine, [opening, *[" More"] * 20])
-    services = await make_services(engine=engine, answer_checks="strict")
-    cid = (await open_conversation(services)).conversation.id
-    async with services.new_work() as work:
-        turn = await services.turns.take(work, cid, QUESTION)
-    events = await asyncio.wait_for(collect(turn.events()), timeout=30)
+    engine, events, _ = await stopped(make_services, tiny_engine, [opening, *[" More"] * 20])
     done = done_of(events)
     assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
     assert "of what it says is in the lines" in done.doubt
@@ -176,6 +167,19 @@ async def test_an_opening_that_says_nothing_yet_waits_for_the_sentence_that_does
     assert isinstance(before[-1], Token) and before[-1].text == opening  # the reply has not ended
     done = done_of([*before, *rest])
     assert not done.withheld and done.text == opening + RIGHT_NEXT
+
+
+async def stopped(make_services, tiny_engine, pieces: list[str]):
+    """A turn whose reply is written as `pieces` and never let end: the engine, the turn's
+    events, and the reply as stored."""
+    engine = Pieces(tiny_engine, pieces)
+    services = await make_services(engine=engine, answer_checks="strict")
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, QUESTION)
+    events = await asyncio.wait_for(collect(turn.events()), timeout=30)
+    _, messages = await stored(services, cid)
+    return engine, events, messages[-1]
 
 
 async def collect(events):
