@@ -1,19 +1,12 @@
 """What one bot's eval cases came to: outcomes, handoffs, doubts, sources, timings."""
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from backend.evaluation.outcomes import Outcome
-
-if TYPE_CHECKING:
-    from backend.evaluation.runner import CaseResult
-
-# The first word as the customer sees it: from the message sent, through the gates, the
-# writing and the checks, to its first token event, as the eval's client received it.
-SHOWN = "shown_ms"
-SHOWN_AS_WRITTEN = "shown_as_written_ms"  # the same, of the replies shown as the model wrote them
+from backend.evaluation.transcript import SHOWN, SHOWN_AS_WRITTEN, CaseResult
 
 
-def _handoffs(results: list["CaseResult"]) -> dict[str, Any]:
+def _handoffs(results: list[CaseResult]) -> dict[str, Any]:
     expected = [r for r in results if r.case.handoff]
     handed = [r for r in results if r.said.handed_off]
     true_handoffs = sum(r.case.handoff and r.said.handed_off for r in results)
@@ -25,7 +18,7 @@ def _handoffs(results: list["CaseResult"]) -> dict[str, Any]:
     }
 
 
-def _doubts(results: list["CaseResult"]) -> dict[str, int]:
+def _doubts(results: list[CaseResult]) -> dict[str, int]:
     answered = [r for r in results if not r.said.handed_off]  # replies the bot wrote and the checks saw
     wrong = [r for r in answered if not r.passed]
     right = [r for r in answered if r.passed]
@@ -38,7 +31,7 @@ def _doubts(results: list["CaseResult"]) -> dict[str, int]:
     }
 
 
-def summarise(results: list["CaseResult"], seconds: float) -> dict[str, Any]:
+def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
     prompt = sum(r.said.prompt_tokens for r in results)
     held, checks, ttft, total, shown, as_written = (
         sorted(ms for r in results for ms in r.said.timings[name])
@@ -103,7 +96,7 @@ def _p50(ordered: list[float], digits: int | None = None) -> float | None:
     return middle if digits is None else round(middle, digits)
 
 
-def citations(results: list["CaseResult"]) -> dict[str, int]:
+def citations(results: list[CaseResult]) -> dict[str, int]:
     """How the bot's replies cite its help center: of the cases that name the articles answering
     them, how many replies cited one of those, only others, or none (reported, not judged)."""
     named = [r for r in results if r.case.sources and not r.said.handed_off]

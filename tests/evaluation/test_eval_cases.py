@@ -12,7 +12,9 @@ from backend.config import PROJECT_ROOT, Settings
 from backend.errors import TooManyRequests
 from backend.evaluation.cases import Case, EvalFileError, judge, load_cases
 from backend.evaluation.prefix_budget import bots_within_prefix_budget
-from backend.evaluation.runner import CaseResult, Transcript, bot_cases, eval_app_settings, summarise
+from backend.evaluation.runner import bot_cases, eval_app_settings
+from backend.evaluation.summary import summarise
+from backend.evaluation.transcript import CaseResult, Transcript
 from backend.prompting.definitions import copy_with_bots, load_bots, load_worked_examples
 from backend.retrieval.terms import terms
 
