@@ -39,9 +39,10 @@ def _lifespan(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        begun = head_start or (begin_engine(settings) if engine is None else None)
+        # A head start passed in is its caller's to release (`prefixdesk serve`).
+        begun_here = begin_engine(settings) if engine is None and head_start is None else None
         try:
-            services = await build_services(settings, engine=engine, head_start=begun)
+            services = await build_services(settings, engine=engine, head_start=head_start or begun_here)
             app.state.services = services
             app.state.provided = services.provided()
             await services.start()
@@ -50,8 +51,8 @@ def _lifespan(
             finally:
                 await services.close()
         finally:
-            if begun is not None:
-                begun.release_untaken()
+            if begun_here is not None:
+                begun_here.release_untaken()
 
     return lifespan
 
