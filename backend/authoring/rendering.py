@@ -16,6 +16,7 @@ from backend.authoring.problems import Problem
 from backend.authoring.template_checks import chat_template_problems
 from backend.config import Settings
 from backend.engine import kv_sizing
+from backend.languages import in_language_or_english
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.chat_format import ChatFormat, ChatTemplateError
 from backend.prompting.definitions import BotDefinitionError, bot_folders, load_bot
@@ -87,7 +88,7 @@ def _render_bot(
         return {"error": str(error)}
     rendered: Rendered = {"texts": render_fixed_texts(folder), "prefix_ids": [], "first_turn_tokens": 0}
     if assembler is not None:
-        question = TYPICAL_QUESTIONS.get(bot.language, TYPICAL_QUESTIONS["en"])
+        question = in_language_or_english(TYPICAL_QUESTIONS, bot.language)
         bot_prefix = assembler.bot_prefix(bot, knowledge_budget)
         prefix = list(bot_prefix.token_ids)
         note = bot.reference.note(question, relevant_lines)

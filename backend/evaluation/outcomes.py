@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backend.evaluation.cases import Case
+from backend.languages import in_language_or_english
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.definitions import Bot
 from backend.prompting.openings import Opening, Openings, load_second_try
@@ -53,7 +54,6 @@ class Ground:
 
     @classmethod
     def of(cls, bot: Bot, prompts_dir: Path, folder: Path) -> "Ground":
-        language = bot.language.split("-")[0]
         opening = load_second_try(_judge_file("opening", prompts_dir, folder), bot.language, {})
         quoting = bot.quoting or load_quoting(_judge_file("line_answers", prompts_dir, folder), bot.language)
         return cls(
@@ -61,7 +61,7 @@ class Ground:
             source_texts=bot.fixed_texts(),
             openings=opening.openings,
             unknown_openings=quoting.unknown_openings,
-            offers=(*OFFERS.get(language, OFFERS["en"]), bot.handoff.message),
+            offers=(*in_language_or_english(OFFERS, bot.language), bot.handoff.message),
             scaffolding=PromptAssembler.note_headings(bot),
             quote_frames=tuple({quoting.frame, *(q.frame for q in (bot.fallback,) if q is not None)}),
         )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.knowledge.articles import Article, render_article
+from backend.languages import in_language_or_english
 from backend.prompting.chat_format import ChatFormat
 from backend.prompting.definitions import Bot
 
@@ -33,7 +34,7 @@ ARTICLES_HEADINGS = {
 
 def articles_heading(language: str) -> str:
     """What introduces the articles brought beside a message: the language's, else English."""
-    return ARTICLES_HEADINGS.get(language.split("-")[0], ARTICLES_HEADINGS["en"])
+    return in_language_or_english(ARTICLES_HEADINGS, language)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 
 from backend.knowledge.articles import Knowledge, KnowledgeError, load_knowledge
+from backend.languages import in_language_or_english
 from backend.prompting.answers import AnswerChecks, AnswersError, load_answer_checks
 from backend.prompting.judge_prompts import JudgePrompt, judge_file, judge_switches, load_judge_prompts
 from backend.prompting.office_hours import OfficeHours, OfficeHoursError, parse_office_hours
@@ -195,7 +196,7 @@ def _system_prompts(
 
 def handoff_settings(table: dict[str, Any], language: str) -> HandoffSettings:
     return HandoffSettings(
-        message=table.get("message", DEFAULT_HANDOFF_MESSAGES.get(language, DEFAULT_HANDOFF_MESSAGES["en"])),
+        message=table.get("message", in_language_or_english(DEFAULT_HANDOFF_MESSAGES, language)),
         max_unanswered=int(table.get("max_unanswered", 2)),
         on_doubt=bool(table.get("on_doubt", False)),
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import PROJECT_ROOT
+from backend.languages import FALLBACK, in_language, in_language_or_english
 
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
@@ -53,7 +54,7 @@ class JudgePrompt:
 def format_item(fields: dict[str, str], language: str) -> str:
     """One judged item as the model reads it: labelled lines, the same in examples and requests;
     of the bot's previous message, its end (`message_end`)."""
-    labels = LABELS.get(language, LABELS["en"])
+    labels = in_language_or_english(LABELS, language)
     values = {key: message_end(value) if key == "previous_reply" else value for key, value in fields.items()}
     return "\n".join(f"{labels[key]}: {value.strip()}" for key, value in values.items() if value.strip())
 
@@ -176,7 +177,7 @@ def load_judge_prompt(path: Path, name: str, language: str) -> JudgePrompt:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:  # its message gives the line and column
         raise JudgePromptError(f"{path}: {error}") from error
-    table = document.get(language) or document.get("en")
+    table = in_language(document, language) or document.get(FALLBACK)
     if not isinstance(table, dict):
         raise JudgePromptError(f"{path}: no [{language}] or [en] table")
     instruction = table.get("instruction")

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from backend.languages import primary_language
+
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 ENTRY = re.compile(r"^(?P<days>[a-z,\-]+)\s+(?P<start>\d\d:\d\d)-(?P<end>\d\d:\d\d)$")
 MINUTES_PER_DAY = 24 * 60
@@ -64,7 +66,7 @@ def _at(day: date, minute: int, zone: ZoneInfo) -> datetime:
 def opening_text(opening: datetime, language: str) -> str:
     """When the team answers, for the customer: in the bot's language and the team's time zone."""
     zone = str(opening.tzinfo)
-    if language == "zh":
+    if primary_language(language) == "zh":
         day = DAY_NAMES["zh"][opening.weekday()]
         return f"{opening.month}月{opening.day}日（{day}）{opening:%H:%M}（{zone} 时间）"
     day = DAY_NAMES["en"][opening.weekday()]

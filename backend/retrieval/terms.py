@@ -12,6 +12,8 @@ import snowballstemmer
 import stopwords
 from snowballstemmer.basestemmer import BaseStemmer
 
+from backend.languages import primary_language
+
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _RUNS = re.compile(rf"[{_UNSPACED}]+|[^\W_{_UNSPACED}]+")
 _UNSPACED_RUN = re.compile(rf"[{_UNSPACED}]+")
@@ -26,11 +28,6 @@ _SNOWBALL = {
     "ru": "russian", "sr": "serbian", "sv": "swedish", "ta": "tamil", "tr": "turkish",
     "yi": "yiddish",
 }  # fmt: skip
-
-
-def primary_language(language: str) -> str:
-    """The ISO 639-1 code of a BCP 47 tag ("zh" of "zh-CN", "en" of "en_GB")."""
-    return language.split("-")[0].split("_")[0].lower()
 
 
 @cache

@@ -14,8 +14,9 @@ shown; its lines are quoted instead, which states nothing false.
 import re
 from collections.abc import Sequence
 
+from backend.languages import in_language
 from backend.prompting.openings import Openings
-from backend.retrieval.terms import primary_language, terms
+from backend.retrieval.terms import terms
 from backend.turns import figures
 from backend.turns.sentences import first_sentence
 
@@ -32,7 +33,7 @@ DENIALS = {
 
 def denies(text: str, language: str) -> bool | None:
     """Whether `text` denies or restricts something (None: no word list for its language)."""
-    pattern = DENIALS.get(primary_language(language))
+    pattern = in_language(DENIALS, language)
     return None if pattern is None else bool(pattern.search(text))
 
 

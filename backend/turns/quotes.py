@@ -42,7 +42,7 @@ async def answering_line(engine: Engine, message: AcceptedMessage) -> Quote | No
     bot = message.bot
     judge = bot.judges["line_answers"]
     lines = bot.definition.reference.matching(message.user.text, CANDIDATES)
-    language = bot.definition.language.split("-")[0]
+    language = bot.definition.language
     try:
         judgements = await asyncio.gather(
             *(

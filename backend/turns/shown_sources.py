@@ -3,7 +3,8 @@ cited article with the passage of it that matches the question and the reply bes
 bot without a help center, the line of its policy that matches the question best."""
 
 from backend.knowledge.citations import Source
-from backend.retrieval.terms import primary_language, terms
+from backend.languages import in_language_or_english
+from backend.retrieval.terms import terms
 from backend.turns.decisions import AcceptedMessage
 
 POLICY_TITLES = {"en": "Our policy", "zh": "服务政策"}  # a language without one gets the English
@@ -16,7 +17,7 @@ def with_passages(message: AcceptedMessage, sources: list[Source], reply: str) -
         if definition.knowledge:  # a help center's lines are its articles': they come cited
             return []
         best = definition.reference.matching(question, 1)
-        title = POLICY_TITLES.get(primary_language(language), POLICY_TITLES["en"])
+        title = in_language_or_english(POLICY_TITLES, language)
         return [{"id": "policy", "title": title, "url": None, "passage": best[0]}] if best else []
     cites = []
     for source in sources:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from backend.bots.registry import VersionKnowledge
 from backend.engine.interface import Engine
 from backend.knowledge.citations import Source
+from backend.languages import in_language_or_english
 from backend.prompting.chat_format import ChatFormat
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ class SourcePicker:
         candidates = known.search.best(f"{question}\n{reply}", CANDIDATES)
         if not candidates:
             return []
-        ask = QUESTIONS.get(known.language.split("-")[0], QUESTIONS["en"])
+        ask = in_language_or_english(QUESTIONS, known.language)
         listed = "\n".join(f"{n}. {article.title}" for n, article in enumerate(candidates, 1))
         prompt = [
             *context_ids,

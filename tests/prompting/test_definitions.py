@@ -57,3 +57,32 @@ def test_a_bot_with_a_help_center_quotes_its_policy_and_help_center_as_such():
     assert helped.fallback.quote("X").startswith("Here is what our policy and help center say: X")
     assert helped.fallback.unknown.startswith("I'm sorry, neither our policy nor our help center says")
     assert plain.fallback.quote("X").startswith("Here is what our policy says: X")
+
+
+@pytest.mark.parametrize("tag", ["zh-CN", "zh_Hans", "ZH"])
+def test_a_language_tag_with_a_region_or_script_reads_its_languages_tables(tmp_path, tag):
+    shipped = load_bots(PROJECT_ROOT / "prompts")["appliance-zh"]
+    folder = tmp_path / "appliance-cn"
+    shutil.copytree(PROJECT_ROOT / "prompts" / "appliance-zh", folder)
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('language = "zh"', f'language = "{tag}"'))
+    bot = load_bot(folder)
+    assert bot.language == tag
+    # The judges' instructions and examples, the words of a yes or no, of "I don't know" and of
+    # a quote, what it says when it hands over: all Chinese, as for "zh".
+    for name, judge in shipped.judges.items():
+        assert bot.judges[name].instruction == judge.instruction, name
+        assert bot.judges[name].examples == judge.examples, name
+    assert bot.yes_no == shipped.yes_no and bot.quoting == shipped.quoting
+    assert bot.fallback == shipped.fallback and bot.handoff.message == shipped.handoff.message
+
+
+@pytest.mark.parametrize("tag", ["pt-BR", "sw"])
+def test_a_language_without_tables_of_its_own_reads_the_english_ones(tmp_path, tag):
+    english = load_bots(PROJECT_ROOT / "prompts")["shop-en"]
+    folder = copy_bot(tmp_path)
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('language = "en"', f'language = "{tag}"'))
+    bot = load_bot(folder)
+    assert bot.judges["handoff"].instruction == english.judges["handoff"].instruction
+    assert bot.yes_no == english.yes_no and bot.quoting == english.quoting

@@ -1,0 +1,28 @@
+"""What the app keeps per language is found for any tag of that language ("zh-CN", "en_GB")."""
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from backend.languages import in_language, in_language_or_english, primary_language
+from backend.prompting.judge_prompts import format_item
+from backend.prompting.office_hours import opening_text
+from backend.turns import grounding
+
+
+def test_a_tag_finds_its_own_entry_then_its_languages_then_english():
+    table = {"en": "colour", "en-US": "color", "zh": "颜色"}
+    assert in_language(table, "en-US") == "color"
+    assert in_language(table, "en_GB") == "colour" and in_language(table, "EN") == "colour"
+    assert in_language(table, "zh-Hant-TW") == "颜色"
+    assert in_language(table, "pt-BR") is None
+    assert in_language_or_english(table, "pt-BR") == "colour"
+    assert primary_language("zh_Hans") == "zh"
+
+
+def test_the_words_the_app_reads_and_writes_follow_the_language_of_a_regional_tag():
+    assert grounding.denies("不支持七天退货", "zh-TW") is True
+    assert grounding.denies("支持七天退货", "zh-CN") is False
+    assert grounding.denies("Nós não enviamos", "pt-BR") is None  # no word list: not checked
+    assert format_item({"question": "能退货吗？"}, "zh-CN") == format_item({"question": "能退货吗？"}, "zh")
+    monday = datetime(2026, 12, 7, 9, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+    assert opening_text(monday, "zh-CN") == opening_text(monday, "zh") != opening_text(monday, "en")
