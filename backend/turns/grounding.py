@@ -28,6 +28,25 @@ DENIALS = {
         re.IGNORECASE,
     ),
     "zh": re.compile(r"不|没有|没|无法|无|非|仅|只"),
+    "es": re.compile(
+        r"\b(?:no|nunca|jamás|nada|ningún|ninguno|ninguna|nadie|solo|sólo|solamente|únicamente)\b",
+        re.IGNORECASE,
+    ),
+    "fr": re.compile(  # "ne ... pas", "n'est pas", "ne ... que" (only)
+        r"\b(?:ne|pas|jamais|aucun|aucune|rien|seulement|uniquement)\b|\bn['’]", re.IGNORECASE
+    ),
+    "de": re.compile(
+        r"\b(?:nicht|kein|keine|keinen|keinem|keiner|keines|nie|niemals|nichts|nur|ausschließlich)\b",
+        re.IGNORECASE,
+    ),
+    "pt": re.compile(
+        r"\b(?:não|nunca|jamais|nada|nenhum|nenhuma|ninguém|só|somente|apenas|exclusivamente)\b",
+        re.IGNORECASE,
+    ),
+    "it": re.compile(
+        r"\b(?:non|mai|niente|nulla|nessun|nessuno|nessuna|solo|soltanto|solamente|esclusivamente)\b",
+        re.IGNORECASE,
+    ),
 }
 
 

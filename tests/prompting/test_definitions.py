@@ -77,7 +77,7 @@ def test_a_language_tag_with_a_region_or_script_reads_its_languages_tables(tmp_p
     assert bot.fallback == shipped.fallback and bot.handoff.message == shipped.handoff.message
 
 
-@pytest.mark.parametrize("tag", ["pt-BR", "sw"])
+@pytest.mark.parametrize("tag", ["sv-SE", "sw"])
 def test_a_language_without_tables_of_its_own_reads_the_english_ones(tmp_path, tag):
     english = load_bots(PROJECT_ROOT / "prompts")["shop-en"]
     folder = copy_bot(tmp_path)

@@ -1,7 +1,10 @@
 """Signs that a reply does not say what the lines matching its question say, in any language
 with a word list, on plain text."""
 
-from backend.prompting.openings import Openings
+import pytest
+
+from backend.config import PROJECT_ROOT
+from backend.prompting.openings import Opening, Openings, load_second_try
 from backend.turns.grounding import (
     denies,
     grounded_share,
@@ -42,6 +45,53 @@ def test_a_plain_yes_is_read_by_its_first_sentence_whatever_follows():
     assert not turned_around("You get 25% off. It is not available monthly.", discount, "en", openings)
     assert not turned_around("可以，但仅限按年付费。每月付费不可以。", "仅限按年付费。", "zh-CN", openings)
     assert turned_around("可以，按月付费也能享受。不过需要申请。", "仅限按年付费。", "zh-CN", openings)
+
+
+# Per language: a line that restricts, a reply that opens with a plain yes and grants what it
+# restricts, one that opens with a plain no and says what it says, and a reply that opens with a
+# word that only looks like yes ("si" is "if" in Spanish).
+IN_OTHER_LANGUAGES = {
+    "es-ES": (
+        "Los códigos de descuento no se pueden combinar.",
+        "Sí, puede usar los dos códigos en un pedido.",
+        "No, los dos códigos no se pueden combinar.",
+        "Si desea usar un código, introdúzcalo al pagar.",
+    ),
+    "fr-FR": (
+        "Les codes de réduction ne sont pas cumulables.",
+        "Oui, vous pouvez utiliser les deux codes.",
+        "Non, les deux codes ne sont pas cumulables.",
+        "Ouvrez votre panier pour saisir un code.",
+    ),
+    "de-DE": (
+        "Rabattcodes können nicht kombiniert werden.",
+        "Ja, Sie können beide Codes verwenden.",
+        "Nein, die beiden Codes können nicht kombiniert werden.",
+        "Jahresabos erhalten 10 % Rabatt.",
+    ),
+    "pt-BR": (
+        "Os cupons de desconto não podem ser combinados.",
+        "Sim, você pode usar os dois cupons.",
+        "Não, os dois cupons não podem ser combinados.",
+        "Simplesmente digite o cupom no carrinho.",
+    ),
+    "it-IT": (
+        "I codici sconto non sono cumulabili.",
+        "Sì, può usare entrambi i codici.",
+        "No, i due codici non sono cumulabili.",
+        "Si può inserire un codice nel carrello.",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", IN_OTHER_LANGUAGES)
+def test_a_yes_that_grants_what_the_line_restricts_is_caught_in_other_languages(language):
+    line, yes, no, neither = IN_OTHER_LANGUAGES[language]
+    openings = load_second_try(PROJECT_ROOT / "prompts" / "_judges" / "opening.toml", language, {}).openings
+    read = [openings.answer(reply) for reply in (yes, no, neither)]
+    assert read == [Opening.YES, Opening.NO, Opening.NEITHER]
+    assert turned_around(yes, line, language, openings)
+    assert not turned_around(no, line, language, openings)
 
 
 def test_a_language_without_a_word_list_is_not_judged():
