@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,8 @@ from backend.authoring.checks import CheckError, CheckResult, check_prompts
 from backend.authoring.rendering import RenderSettings
 from backend.config import settings_given
 from backend.engine.model_store import ModelError, resolve_model_dir
+from backend.prompting.definitions import bot_folders
+from backend.prompting.judge_prompts import read_in_english
 
 prompts_app = typer.Typer(
     help="The bots in prompts/: check what they cost and what would break their cache.",
@@ -35,7 +38,7 @@ def check(ctx: typer.Context) -> None:
         raise typer.Exit(1) from error
     typer.echo(f"bots in {settings.prompts_dir}, model {model_dir}\n")
     typer.echo(usage_table(result, settings.block_size))
-    for line in knowledge_lines(result):
+    for line in knowledge_lines(result) + language_lines(settings.prompts_dir):
         typer.echo(line)
     if result.ok:
         typer.echo("\nno cache-busters found")
@@ -118,6 +121,24 @@ def knowledge_lines(result: CheckResult) -> list[str]:
             f"\n{report.slug}: help center of {knowledge.articles} articles, "
             f"{knowledge.tokens:,} tokens (budget {budget}): {where}"
         )
+    return lines
+
+
+def language_lines(prompts_dir: Path) -> list[str]:
+    """Per bot in another language than English: the judge files it reads in English."""
+    lines = []
+    for folder in bot_folders(prompts_dir):
+        try:
+            meta = tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            continue  # a problem the check reports above
+        language = str(meta.get("language", "en"))
+        if english := read_in_english(folder, language):
+            files = ", ".join(f"{name}.toml" for name in english)
+            lines.append(
+                f"\n{folder.name}: no [{language}] table in {files}: read and quoted in English "
+                f"(a copy in prompts/{folder.name}/judges/ with one gives its words)"
+            )
     return lines
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import PROJECT_ROOT
-from backend.languages import FALLBACK, in_language, in_language_or_english
+from backend.languages import FALLBACK, in_language, in_language_or_english, primary_language
 
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
@@ -162,6 +162,23 @@ def shared_judge_prompts(
 def judge_file(name: str, bot_folder: Path) -> Path:
     """The file of a bot's judge: its own, else its prompts folder's, else the shipped one."""
     return _find(name, bot_folder / "judges", bot_folder.parent / SHARED_FOLDER, SHIPPED)
+
+
+def read_in_english(bot_folder: Path, language: str) -> list[str]:
+    """The judges a bot in another language than English reads in English, their files having
+    no table in its language: their instructions, and the words the app reads and writes with
+    them (a yes or no, "I don't know", its quote of the source lines)."""
+    if primary_language(language) == FALLBACK:
+        return []
+    english = []
+    for name in JUDGES:
+        try:
+            document = tomllib.loads(judge_file(name, bot_folder).read_text(encoding="utf-8"))
+        except (JudgePromptError, tomllib.TOMLDecodeError):
+            continue  # the bot fails to load with that error, which names the file
+        if in_language(document, language) is None:
+            english.append(name)
+    return english
 
 
 def _find(name: str, *folders: Path) -> Path:

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from backend.authoring.cli import language_lines
 from backend.config import PROJECT_ROOT
 from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
+from backend.prompting.judge_prompts import read_in_english
 
 
 def test_shipped_bots_load_with_policy_inside_the_system_prompt():
@@ -86,3 +88,28 @@ def test_a_language_without_tables_of_its_own_reads_the_english_ones(tmp_path, t
     bot = load_bot(folder)
     assert bot.judges["handoff"].instruction == english.judges["handoff"].instruction
     assert bot.yes_no == english.yes_no and bot.quoting == english.quoting
+
+
+def test_prompts_check_names_the_judge_files_a_bot_reads_in_english(tmp_path):
+    prompts = tmp_path / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", prompts)
+    for slug, tag in (("shop-en", "es-MX"), ("appliance-zh", "zh-TW"), ("tallybook-en", "en-GB")):
+        toml = prompts / slug / "bot.toml"
+        language = "zh" if slug.endswith("zh") else "en"
+        toml.write_text(
+            toml.read_text(encoding="utf-8").replace(f'language = "{language}"', f'language = "{tag}"')
+        )
+    # Spanish has the words of a yes or no (opening.toml); the other judges, and the quote of
+    # source lines with them, are read in English until the bot has its own copy.
+    assert read_in_english(prompts / "shop-en", "es-MX") == [
+        "handoff", "offer_made", "offer_accepted", "unanswered", "supported", "line_answers"
+    ]  # fmt: skip
+    assert read_in_english(prompts / "appliance-zh", "zh-TW") == []
+    assert read_in_english(prompts / "tallybook-en", "en-GB") == []
+    (lines,) = language_lines(prompts)
+    assert "shop-en: no [es-MX] table in handoff.toml" in lines and "line_answers.toml" in lines
+    judges = prompts / "shop-en" / "judges"
+    judges.mkdir()
+    own = (PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml").read_text(encoding="utf-8")
+    (judges / "line_answers.toml").write_text(own.replace("[en", "[es"), encoding="utf-8")
+    assert "line_answers" not in read_in_english(prompts / "shop-en", "es-MX")
