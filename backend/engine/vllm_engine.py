@@ -69,6 +69,9 @@ class VllmEngine:
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.shutdown()
+            # vLLM shuts an AsyncLLM down again when it is collected; at interpreter exit that
+            # second call finds its module's globals gone and prints a TypeError.
+            llm.shutdown = _already_shut_down
 
     @property
     def is_dead(self) -> bool:
@@ -207,3 +210,7 @@ class VllmEngine:
         if cache_salt:
             prompt["cache_salt"] = cache_salt
         return prompt
+
+
+def _already_shut_down(timeout: float | None = None) -> None:
+    return None
