@@ -122,7 +122,7 @@ class TeamOut(BaseModel):
     question for an e-mail address while the team is away."""
 
     status: str
-    language: str = Field(description="The bot's language (`en`, `zh`): the customer is told in it.")
+    language: str = Field(description="The bot's language tag (`en`, `zh-CN`): the customer is told in it.")
     assignee_name: str | None = Field(description="The agent who has the conversation; null while it waits.")
     open_now: bool = Field(description="Within the bot's office hours (always true without them).")
     next_opening: datetime | None = Field(

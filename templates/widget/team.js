@@ -48,7 +48,8 @@
   );
 
   function teamStrings() {
-    const language = team.info?.language || (lang.startsWith("zh") ? "zh" : "en");
+    // The bot's language is a tag ("zh-CN"): its strings are its language's ("zh").
+    const language = (team.info?.language || lang).toLowerCase().split(/[-_]/)[0];
     return TEAM_STRINGS[language] || TEAM_STRINGS.en;
   }
 

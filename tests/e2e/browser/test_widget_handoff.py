@@ -68,11 +68,32 @@ async def test_the_bot_steps_aside_in_one_message_and_the_header_waits_then_name
     await page.screenshot(path=SCREENSHOTS / "widget-handoff-agent.png")
 
 
+@pytest.fixture
+async def zh_cn_live_url(tiny_settings: Settings, tiny_engine: Engine, tmp_path) -> AsyncIterator[str]:
+    """The app with appliance-zh's language written as a tag with a region, "zh-CN"."""
+    prompts = copy_prompts(tmp_path)
+    toml = prompts / "appliance-zh" / "bot.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text.replace('language = "zh"', 'language = "zh-CN"'), encoding="utf-8")
+    settings = tiny_settings.model_copy(update={"prompts_dir": prompts})
+    async with served(settings, tiny_engine) as url, httpx.AsyncClient(base_url=url) as client:
+        await wait_ready(client)
+        yield url
+
+
 async def test_the_waiting_header_speaks_the_bot_s_language(page, live_url):
-    await page.goto(live_url + "/?bot=appliance-zh")
+    await expect_the_handoff_in_chinese(page, live_url)
+
+
+async def test_a_bots_language_tag_with_a_region_speaks_its_language(page, zh_cn_live_url):
+    await expect_the_handoff_in_chinese(page, zh_cn_live_url)
+
+
+async def expect_the_handoff_in_chinese(page, url: str) -> None:
+    await page.goto(url + "/?bot=appliance-zh")
     dialog = await open_widget(page, launcher_name="打开聊天", dialog_name="暖风家电客服")
     await write(dialog, "我要转人工", box_name="输入您的消息")
-    await wait_for_reply(dialog, 2)
+    assert await wait_for_reply(dialog, 2) == "正在为您转接暖风家电人工客服，请稍候。"
     await expect(dialog.locator(".subtitle")).to_have_text("正在等待人工客服")
     await expect(dialog.get_by_role("log").locator(".notice")).to_have_count(0)
 
