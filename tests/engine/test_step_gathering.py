@@ -100,8 +100,10 @@ async def test_requests_sent_together_to_an_idle_engine_start_in_the_same_step(
         reply, judge = await asyncio.gather(
             scheduled_at([100 + attempt, *range(200, 460)]), scheduled_at([7, 8, 9, attempt])
         )
-        if max(sent) - min(sent) > tiny_settings.engine_gather_ms / 1000:
-            continue  # this process paused between the two sends: they were not sent together
+        # This process paused between the two sends (half the window: the engine's side has its
+        # own jitter): they were not sent together.
+        if max(sent) - min(sent) > tiny_settings.engine_gather_ms / 2000:
+            continue
         assert reply == judge, f"attempt {attempt}: scheduled {abs(reply - judge) * 1000:.1f} ms apart"
         if (together := together + 1) == 3:
             return
