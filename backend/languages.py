@@ -3,7 +3,7 @@
 or by its language alone. One lookup for all of them, so that "zh-CN" is Chinese everywhere."""
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 Entry = TypeVar("Entry")
 
@@ -28,3 +28,9 @@ def in_language_or_english(table: Mapping[str, Entry], tag: str) -> Entry:
     the app's own words always has."""
     entry = in_language(table, tag)
     return table[FALLBACK] if entry is None else entry
+
+
+def table_in_language(document: Mapping[str, Any], tag: str) -> Any:
+    """A file's table for `tag`, one table per language (a judge file): `in_language`'s, else
+    the FALLBACK language's; None when it has neither."""
+    return in_language(document, tag) or document.get(FALLBACK)

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import PROJECT_ROOT
-from backend.languages import FALLBACK, in_language, in_language_or_english, primary_language
+from backend.languages import (
+    FALLBACK,
+    in_language,
+    in_language_or_english,
+    primary_language,
+    table_in_language,
+)
 
 SHARED_FOLDER = "_judges"
 SHIPPED = PROJECT_ROOT / "prompts" / SHARED_FOLDER
@@ -194,7 +200,7 @@ def load_judge_prompt(path: Path, name: str, language: str) -> JudgePrompt:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:  # its message gives the line and column
         raise JudgePromptError(f"{path}: {error}") from error
-    table = in_language(document, language) or document.get(FALLBACK)
+    table = table_in_language(document, language)
     if not isinstance(table, dict):
         raise JudgePromptError(f"{path}: no [{language}] or [en] table")
     instruction = table.get("instruction")

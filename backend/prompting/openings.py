@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backend.languages import FALLBACK, in_language
+from backend.languages import table_in_language
 
 ACTIONS = ("retry", "handoff")
 
@@ -104,7 +104,7 @@ def load_second_try(judge_file: Path, language: str, config: dict[str, Any]) -> 
         document = tomllib.loads(judge_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise OpeningsError(f"{judge_file}: {error}") from error
-    table = in_language(document, language) or document.get(FALLBACK) or {}
+    table = table_in_language(document, language) or {}
     yes, no, note = table.get("yes_openings"), table.get("no_openings"), table.get("retry_note")
     if not (is_word_list(yes) and is_word_list(no)) or not isinstance(note, str) or "{opening}" not in note:
         raise OpeningsError(

@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.languages import FALLBACK, in_language
+from backend.languages import table_in_language
 from backend.prompting.openings import Start, is_word_list, starts_with
 
 
@@ -38,7 +38,7 @@ def load_quoting(judge_file: Path, language: str, *, with_help_center: bool = Fa
         document = tomllib.loads(judge_file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise QuotingError(f"{judge_file}: {error}") from error
-    table = in_language(document, language) or document.get(FALLBACK) or {}
+    table = table_in_language(document, language) or {}
     openings, frame, unknown = table.get("unknown_openings"), table.get("quote"), table.get("unknown")
     if with_help_center:
         frame = table.get("quote_with_help_center", frame)

@@ -42,13 +42,12 @@ async def answering_line(engine: Engine, message: AcceptedMessage) -> Quote | No
     bot = message.bot
     judge = bot.judges["line_answers"]
     lines = bot.definition.reference.matching(message.user.text, CANDIDATES)
-    language = bot.definition.language
     try:
         judgements = await asyncio.gather(
             *(
                 judge.ask(
                     engine,
-                    format_item({"question": message.user.text, "line": line}, language),
+                    format_item({"question": message.user.text, "line": line}, bot.definition.language),
                     request_id=f"line-{message.user.id}-{n}",
                     cache_salt=bot.cache_salt,
                     affinity_key=message.conversation.id,
