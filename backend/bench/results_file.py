@@ -17,9 +17,9 @@ from backend.engine.vllm_options import cpu_flags, engine_dtype
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = "bench/results"  # what the benchmark writes, within the checkout
-# The files that can change a measurement, as a git pathspec: all but the results themselves
-# and the docs.
-CODE_FILES = (".", f":!{RESULTS_DIR}", ":!docs", ":!*.md")
+# The files that can change a measurement, as a git pathspec: all but the results themselves,
+# the docs, and the tests and CI script, which the benchmark never runs.
+CODE_FILES = (".", f":!{RESULTS_DIR}", ":!docs", ":!*.md", ":!tests", ":!.ci")
 
 
 # CPU features that change the engine's speed several times over: the same two cores prefill
@@ -51,8 +51,8 @@ def machine() -> dict:
 
 def code_version(root: Path = CHECKOUT) -> dict:
     """The commit the run measured, whether the work tree had changes besides, and `source`: a
-    digest of the committed files that can change a measurement. Results and docs are not among
-    them, so runs on commits that differ only there (a run's results committed between two
+    digest of the committed files that can change a measurement. Results, docs and tests are not
+    among them, so runs on commits that differ only there (a run's results committed between two
     scenarios) measured the same code."""
     git = shutil.which("git")
     if git is None:

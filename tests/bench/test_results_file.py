@@ -90,6 +90,8 @@ def _repo(path: Path) -> Callable[..., None]:
     (path / "docs").mkdir()
     (path / "docs" / "benchmarks.md").write_text("# Benchmarks\n")
     (path / "backend.py").write_text("A = 1\n")
+    (path / "tests").mkdir()
+    (path / "tests" / "test_backend.py").write_text("")
     git("init", "-q")
     commit_all(git, "code")
     return git
@@ -104,6 +106,7 @@ def test_results_files_written_since_the_commit_leave_the_code_clean_and_code_ch
     _repo(tmp_path)
     (tmp_path / "bench" / "results" / "latest.json").write_text('{"article": {}}')  # an earlier run's section
     (tmp_path / "docs" / "benchmarks.md").write_text("# Benchmarks\n\nA figure.\n")
+    (tmp_path / "tests" / "test_backend.py").write_text("assert True\n")  # the benchmark never runs it
     assert code_version(tmp_path)["dirty"] is False
     (tmp_path / "backend.py").write_text("A = 2\n")
     assert code_version(tmp_path)["dirty"] is True
