@@ -3,9 +3,11 @@ replicas (docs/scaling.md), or a single replica.
 
 - Where a request goes is the router's choice: every request of a conversation carries its id
   as the session key (remote.py), so the router keeps it where its history is cached.
-- The URL's health path is read every few seconds. While it fails, the engine is dead: the
-  supervisor starts a new one, which waits for the URL and warms every bot's prefix again.
-  A request that cannot reach the URL has it checked at once.
+- The URL's health path is read every few seconds. Once it has failed `MISSES_BEFORE_DEAD`
+  times in a row, the engine is dead: the supervisor starts a new one, which waits for the URL
+  and warms every bot's prefix again. One slow answer under load is not a death: that would
+  fail the turns in flight and warm every bot again for nothing. A request that cannot reach
+  the URL has it checked at once (one check at a time, however many requests failed).
 - A failed request fails its turn (the customer's message is kept): the router has already
   retried it where it could.
 """
@@ -20,6 +22,8 @@ from backend.engine.remote import Replica, ReplicaUnavailable
 
 logger = logging.getLogger(__name__)
 
+MISSES_BEFORE_DEAD = 3  # failed health checks in a row
+
 
 class RemoteEngine:
     def __init__(
@@ -30,6 +34,8 @@ class RemoteEngine:
         self.max_model_len = max_model_len
         self.health_interval_s = health_interval_s
         self._healthy = False
+        self._misses = 0  # failed health checks since the last one that passed
+        self._checking = asyncio.Lock()
         self._closed = False
         self._health_task: asyncio.Task[None] | None = None
 
@@ -62,9 +68,24 @@ class RemoteEngine:
             await self.check_health()
 
     async def check_health(self) -> None:
-        if self._healthy and not await self.replica.probe():
+        if not self._healthy or self._checking.locked():  # a check under way answers for this one
+            return
+        async with self._checking:
+            if await self.replica.probe():
+                self._misses = 0
+                return
+            self._misses += 1
+            if self._misses < MISSES_BEFORE_DEAD:
+                logger.info("%s missed a health check: %s", self.url, self.replica.last_error)
+                return
             self._healthy = False
-            logger.warning("%s stopped answering %s", self.url, self.replica.health_path)
+            logger.warning(
+                "%s stopped answering %s (%d checks in a row): %s",
+                self.url,
+                self.replica.health_path,
+                self._misses,
+                self.replica.last_error,
+            )
 
     @property
     def is_dead(self) -> bool:

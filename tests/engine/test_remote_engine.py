@@ -7,7 +7,7 @@ import pytest
 
 from backend.engine.interface import EngineUnavailable, GenerationResult, TokenDelta
 from backend.engine.remote import ReplicaUnavailable
-from backend.engine.remote_engine import RemoteEngine
+from backend.engine.remote_engine import MISSES_BEFORE_DEAD, RemoteEngine
 from tests.support import eventually
 
 
@@ -20,12 +20,17 @@ class FakeReplica:
         self.up = True
         self.fail_requests = False
         self.probes = 0
+        self.slow_probes = 0
         self.last_error = "ConnectError: refused"
         self.sessions: list[str | None] = []
         self.open_streams = 0
 
     async def probe(self) -> bool:
         self.probes += 1
+        if self.slow_probes:  # a router too busy to answer within the probe's timeout
+            self.slow_probes -= 1
+            await asyncio.sleep(0.01)
+            return False
         return self.up
 
     async def stream(self, prompt_ids, *, max_tokens, request_id=None, cache_salt=None, session=None):
@@ -81,6 +86,26 @@ async def test_the_engine_is_dead_while_the_url_fails_its_health_check():
     await eventually(lambda: engine.is_dead, timeout_s=2, what="the failed health check seen")
     with pytest.raises(EngineUnavailable, match="not answering"):
         await reply(engine)
+    engine.shutdown()
+
+
+async def test_a_few_missed_health_checks_under_load_are_not_a_death():
+    fake = FakeReplica()
+    engine = await started(fake)
+    fake.slow_probes = MISSES_BEFORE_DEAD - 1
+    for _ in range(MISSES_BEFORE_DEAD - 1):
+        await engine.check_health()
+    assert not engine.is_dead
+    await engine.check_health()  # answered: the misses start again from none
+    fake.slow_probes = MISSES_BEFORE_DEAD - 1
+    for _ in range(MISSES_BEFORE_DEAD - 1):
+        await engine.check_health()
+    assert not engine.is_dead
+    # However many requests fail at once, one check runs: a burst of failures is one miss.
+    fake.slow_probes, probes = 1, fake.probes
+    await asyncio.gather(*(engine.check_health() for _ in range(10)))
+    assert fake.probes == probes + 1
+    assert engine.is_dead  # the third miss in a row
     engine.shutdown()
 
 
