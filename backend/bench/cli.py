@@ -114,6 +114,9 @@ def bench_command(
 ) -> None:
     """The article's scenarios and the product's (docs/benchmarks.md), each in a process of its
     own; `routing` and `restart` alone. Results of scenarios not run are kept in --out."""
+    from backend.bench.processes import stop_on_sigterm
+
+    stop_on_sigterm()  # stopped, it stops the runs, replicas and servers it started
     settings = settings_given(ctx.obj)
     load = LoadShape(requests, conversations, turns, _rates(rates), window, max_tokens)
     if scenario and {"routing", "restart"} & set(scenario):

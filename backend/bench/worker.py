@@ -24,6 +24,7 @@ from backend.bench.app_storage import app_storage, clean_redis
 from backend.bench.costs import app_costs_reader
 from backend.bench.measure import measure, warm_up
 from backend.bench.peaks import Peaks, metrics_counters_reader, metrics_drafts_reader, metrics_kv_reader
+from backend.bench.processes import stop_on_sigterm
 from backend.bench.prompt_ids import PromptIds
 from backend.bench.spec_workloads import capacity_plan, workloads_of
 from backend.bench.targets import AppTarget, EngineTarget, PeerTarget
@@ -195,6 +196,7 @@ async def run(spec: dict) -> dict:
 
 
 def main() -> None:
+    stop_on_sigterm()  # the benchmark stopped by hand stops this run: its servers go with it
     spec = json.loads(Path(sys.argv[1]).read_text())
     result = asyncio.run(run(spec))
     Path(spec["out"]).write_text(json.dumps(result, ensure_ascii=False))
