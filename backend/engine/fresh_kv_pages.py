@@ -45,18 +45,20 @@ def register() -> None:
     logger.debug("the KV cache is allocated from fresh pages")
 
 
-class FreshZeros(TorchFunctionMode):
+class FreshZeros(TorchFunctionMode):  # type: ignore[misc]  # torch's stubs leave it untyped
     """Within it, `torch.zeros` of a flat CPU buffer is a fresh anonymous mapping: zeros that
     cost nothing until written. Every other call is torch's own."""
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         if func is torch.zeros and _flat_cpu_buffer(args, kwargs):
             return fresh_zeros(args[0], kwargs.get("dtype") or torch.get_default_dtype())
         return func(*args, **kwargs)
 
 
-def _flat_cpu_buffer(args: tuple, kwargs: dict) -> bool:
+def _flat_cpu_buffer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     device = torch.device(kwargs.get("device") or "cpu")
     plain = set(kwargs) <= {"dtype", "device"}  # no `out`, layout, grad or pinned memory
     return device.type == "cpu" and plain and len(args) == 1 and isinstance(args[0], int) and args[0] > 0
