@@ -7,6 +7,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from backend.bench.options import BenchOptions, CapacityOptions, KnowledgeOptions, LoadShape, Selection
+from backend.bench.processes import stop_on_sigterm
 from backend.config import Settings, settings_given
 
 # One alias per option: the command's signature stays one line per option.
@@ -114,9 +115,6 @@ def bench_command(
 ) -> None:
     """The article's scenarios and the product's (docs/benchmarks.md), each in a process of its
     own; `routing` and `restart` alone. Results of scenarios not run are kept in --out."""
-    from backend.bench.processes import stop_on_sigterm
-
-    stop_on_sigterm()  # stopped, it stops the runs, replicas and servers it started
     settings = settings_given(ctx.obj)
     load = LoadShape(requests, conversations, turns, _rates(rates), window, max_tokens)
     if scenario and {"routing", "restart"} & set(scenario):
@@ -164,6 +162,7 @@ def _selection(
 def _run(options: BenchOptions, settings: Settings, model: Path | None) -> None:
     from backend.bench.suite import run_bench
 
+    stop_on_sigterm()  # stopped, it stops the runs and the servers they started
     try:
         run_bench(options, _with_model(settings, model), echo=typer.echo)
     except ValueError as error:  # a bad option found before any run
@@ -178,6 +177,7 @@ def _run_alone(
     load: LoadShape,
     out: Path,
 ) -> None:
+    stop_on_sigterm()  # stopped, it stops the replicas, routers and apps it started
     if "restart" in scenarios:
         return _run_restart(settings, model, scenarios, ways, out)
     return _run_routing(settings, model, scenarios, ways, load, out)

@@ -1,14 +1,11 @@
 """The CPU build's KV cache, allocated from fresh pages: zeros that take memory only once written."""
 
-from collections.abc import AsyncIterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import psutil
-import pytest
 import torch
 
-from backend.config import Settings
 from backend.engine.fresh_kv_pages import FreshZeros
 from backend.engine.interface import GenerationResult
 from backend.engine.vllm_engine import VllmEngine
@@ -51,25 +48,15 @@ def test_vllm_loads_the_plugin():
     assert "backend.engine.fresh_kv_pages:register" in {plugin.value for plugin in plugins}
 
 
-@pytest.fixture(scope="module")
-async def fresh_vllm(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
-    """The tiny model just started (the shared engine's cache fills over the session)."""
-    engine = await VllmEngine.start(
-        tiny_settings.model_copy(update={"speculative_method": "off"}), tiny_settings.model
-    )
-    yield engine
-    engine.shutdown()
-
-
-async def test_the_engines_kv_cache_takes_memory_as_prompts_fill_it(fresh_vllm: VllmEngine, tiny_settings):
-    worker = engine_worker(fresh_vllm)
+async def test_the_engines_kv_cache_takes_memory_as_prompts_fill_it(plain_vllm: VllmEngine, tiny_settings):
+    worker = engine_worker(plain_vllm)
     cache_bytes = tiny_settings.kv_cache_gib * 1024 * MIB
     # Its blocks fill most of it; a neighbouring mapping may have joined it.
     caches = [mapping for mapping in anonymous_mappings(worker.pid) if mapping[0] >= cache_bytes * 0.9]
     assert caches, f"no mapping of the KV cache's size: {anonymous_mappings(worker.pid)}"
     # vLLM's own allocation writes zeros over every page: all of it resident from the start.
     assert sum(resident for _, resident in caches) < cache_bytes / 4, caches
-    async for item in fresh_vllm.stream(list(range(100, 400)), max_tokens=4):
+    async for item in plain_vllm.stream(list(range(100, 400)), max_tokens=4):
         last = item
     assert isinstance(last, GenerationResult) and last.finish_reason == "length"
 

@@ -1,7 +1,6 @@
 """Speculative decoding by prompt lookup on the real engine: the same replies, the same cache."""
 
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -32,16 +31,6 @@ def test_one_setting_gives_the_embedded_engine_and_the_replicas_the_same_drafts(
     off = settings.model_copy(update={"speculative_method": "off"})
     assert engine_options(off, tmp_path)["speculative_config"] is None
     assert "--speculative-config" not in cli_flags(engine_options(off, tmp_path))
-
-
-@pytest.fixture(scope="module")
-async def plain_vllm(tiny_settings: Settings) -> AsyncIterator[VllmEngine]:
-    """The tiny model without speculative decoding, beside the shared engine that has it."""
-    engine = await VllmEngine.start(
-        tiny_settings.model_copy(update={"speculative_method": "off"}), tiny_settings.model
-    )
-    yield engine
-    engine.shutdown()
 
 
 async def reply(engine: VllmEngine, prompt: list[int], max_tokens: int = 48) -> GenerationResult:
