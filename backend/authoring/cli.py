@@ -17,7 +17,7 @@ from backend.authoring.rendering import RenderSettings
 from backend.config import settings_given
 from backend.engine.model_store import ModelError, resolve_model_dir
 from backend.prompting.definitions import bot_folders
-from backend.prompting.judge_prompts import read_in_english
+from backend.prompting.judge_prompts import read_in_english, says_in_english
 
 prompts_app = typer.Typer(
     help="The bots in prompts/: check what they cost and what would break their cache.",
@@ -136,9 +136,12 @@ def language_lines(prompts_dir: Path) -> list[str]:
         if english := read_in_english(folder, language):
             files = ", ".join(f"{name}.toml" for name in english)
             lines.append(
-                f"\n{folder.name}: no [{language}] table in {files}: read and quoted in English "
-                f"(a copy in prompts/{folder.name}/judges/ with one gives its words)"
+                f"\n{folder.name}: no [{language}] instruction in {files}: the model is asked in English "
+                f"(a copy in prompts/{folder.name}/judges/ with a [{language}] table asks in its language)"
             )
+        if words := says_in_english(folder, language):
+            files = ", ".join(f"{name}.toml" for name in words)
+            lines.append(f"\n{folder.name}: no [{language}] table in {files}: its words are said in English")
     return lines
 
 

@@ -31,6 +31,21 @@ IN_CONTEXT = {"supported", "opening"}  # asked at the end of the conversation it
 ANSWERS = {"yes": True, "no": False}
 
 
+# What a judge's file may give in a language without asking its question in it: the words the
+# app reads and writes with the judge. A language's table of these alone (line_answers' quote
+# in Spanish, say) leaves the question to English's table.
+WORDS = {
+    "line_answers": {
+        "unknown_openings",
+        "quote",
+        "unknown",
+        "quote_with_help_center",
+        "unknown_with_help_center",
+    },
+    "opening": {"yes_openings", "no_openings", "retry_note"},
+}
+
+
 class JudgePromptError(ValueError):
     """A judge file that does not parse or lacks what the judge needs; names the file."""
 
@@ -171,20 +186,51 @@ def judge_file(name: str, bot_folder: Path) -> Path:
 
 
 def read_in_english(bot_folder: Path, language: str) -> list[str]:
-    """The judges a bot in another language than English reads in English, their files having
-    no table in its language: their instructions, and the words the app reads and writes with
-    them (a yes or no, "I don't know", its quote of the source lines)."""
+    """The judges a bot in another language than English asks in English, their files having no
+    table in its language or one of their words alone (`WORDS`). Without a table, the words the
+    app reads and writes with them (a yes or no, "I don't know", its quote of the source lines)
+    are English's too (`says_in_english`)."""
     if primary_language(language) == FALLBACK:
         return []
-    english = []
+    documents = _judge_documents(bot_folder)
+    return [
+        name
+        for name, document in documents.items()
+        if (own := in_language(document, language)) is None
+        or question_table(document, language, name) is not own
+    ]
+
+
+def says_in_english(bot_folder: Path, language: str) -> list[str]:
+    """The judges with words (`WORDS`) whose files have no table in the bot's language: the app
+    reads and writes those words in English."""
+    if primary_language(language) == FALLBACK:
+        return []
+    documents = _judge_documents(bot_folder)
+    return [
+        name
+        for name, document in documents.items()
+        if name in WORDS and in_language(document, language) is None
+    ]
+
+
+def _judge_documents(bot_folder: Path) -> dict[str, dict[str, Any]]:
+    documents = {}
     for name in JUDGES:
         try:
-            document = tomllib.loads(judge_file(name, bot_folder).read_text(encoding="utf-8"))
+            documents[name] = tomllib.loads(judge_file(name, bot_folder).read_text(encoding="utf-8"))
         except (JudgePromptError, tomllib.TOMLDecodeError):
             continue  # the bot fails to load with that error, which names the file
-        if in_language(document, language) is None:
-            english.append(name)
-    return english
+    return documents
+
+
+def question_table(document: dict[str, Any], language: str, name: str) -> Any:
+    """The table a judge's question is asked from: the language's (`table_in_language`), or
+    English's where the language's holds only the judge's words (`WORDS`)."""
+    table = table_in_language(document, language)
+    if isinstance(table, dict) and table and set(table) <= WORDS.get(name, set()):
+        return document.get(FALLBACK)
+    return table
 
 
 def _find(name: str, *folders: Path) -> Path:
@@ -200,7 +246,7 @@ def load_judge_prompt(path: Path, name: str, language: str) -> JudgePrompt:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:  # its message gives the line and column
         raise JudgePromptError(f"{path}: {error}") from error
-    table = table_in_language(document, language)
+    table = question_table(document, language, name)
     if not isinstance(table, dict):
         raise JudgePromptError(f"{path}: no [{language}] or [en] table")
     instruction = table.get("instruction")

@@ -8,7 +8,7 @@ import pytest
 from backend.authoring.cli import language_lines
 from backend.config import PROJECT_ROOT
 from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
-from backend.prompting.judge_prompts import read_in_english
+from backend.prompting.judge_prompts import read_in_english, says_in_english
 
 
 def test_shipped_bots_load_with_policy_inside_the_system_prompt():
@@ -90,6 +90,30 @@ def test_a_language_without_tables_of_its_own_reads_the_english_ones(tmp_path, t
     assert bot.yes_no == english.yes_no and bot.quoting == english.quoting
 
 
+@pytest.mark.parametrize(
+    ("tag", "quote"),
+    [("es-MX", "Esto es lo que dice"), ("fr", "Voici ce que dit"), ("de", "Das steht in"),
+     ("pt-BR", "Isto é o que diz"), ("it", "Ecco cosa dice")],
+)  # fmt: skip
+def test_a_language_with_only_the_words_of_a_judge_says_them_and_asks_in_english(tmp_path, tag, quote):
+    english = load_bots(PROJECT_ROOT / "prompts")["shop-en"]
+    folder = copy_bot(tmp_path)
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('language = "en"', f'language = "{tag}"'))
+    bot = load_bot(folder)
+    assert bot.quoting.quote("Returns within 30 days.").startswith(quote)
+    assert bot.quoting.unknown_openings != english.quoting.unknown_openings
+    # The question, its examples and its threshold: English's.
+    assert bot.judges["line_answers"] == english.judges["line_answers"]
+    # A table of words alone is the words' own: a judge that has none still needs an instruction.
+    judges = folder / "judges"
+    judges.mkdir()
+    handoff = (PROJECT_ROOT / "prompts" / "_judges" / "handoff.toml").read_text(encoding="utf-8")
+    (judges / "handoff.toml").write_text(f'{handoff}\n[{tag}]\nquote = "{{line}}"\n', encoding="utf-8")
+    with pytest.raises(BotDefinitionError, match="handoff.toml: \[.*\] needs an instruction"):
+        load_bot(folder)
+
+
 def test_prompts_check_names_the_judge_files_a_bot_reads_in_english(tmp_path):
     prompts = tmp_path / "prompts"
     shutil.copytree(PROJECT_ROOT / "prompts", prompts)
@@ -99,15 +123,19 @@ def test_prompts_check_names_the_judge_files_a_bot_reads_in_english(tmp_path):
         toml.write_text(
             toml.read_text(encoding="utf-8").replace(f'language = "{language}"', f'language = "{tag}"')
         )
-    # Spanish has the words of a yes or no (opening.toml); the other judges, and the quote of
-    # source lines with them, are read in English until the bot has its own copy.
+    # Spanish has the words of a yes or no (opening.toml) and of a quote (line_answers.toml),
+    # but the question of every judge but the opening one is asked in English until the bot has
+    # its own copy.
     assert read_in_english(prompts / "shop-en", "es-MX") == [
         "handoff", "offer_made", "offer_accepted", "unanswered", "supported", "line_answers"
     ]  # fmt: skip
+    assert says_in_english(prompts / "shop-en", "es-MX") == []
     assert read_in_english(prompts / "appliance-zh", "zh-TW") == []
     assert read_in_english(prompts / "tallybook-en", "en-GB") == []
     (lines,) = language_lines(prompts)
-    assert "shop-en: no [es-MX] table in handoff.toml" in lines and "line_answers.toml" in lines
+    assert "shop-en: no [es-MX] instruction in handoff.toml" in lines and "line_answers.toml" in lines
+    assert "said in English" not in lines
+    assert says_in_english(prompts / "shop-en", "ja") == ["opening", "line_answers"]
     judges = prompts / "shop-en" / "judges"
     judges.mkdir()
     own = (PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml").read_text(encoding="utf-8")
