@@ -190,9 +190,7 @@ def read_in_english(bot_folder: Path, language: str) -> list[str]:
     table in its language or one of their words alone (`WORDS`). Without a table, the words the
     app reads and writes with them (a yes or no, "I don't know", its quote of the source lines)
     are English's too (`says_in_english`)."""
-    if primary_language(language) == FALLBACK:
-        return []
-    documents = _judge_documents(bot_folder)
+    documents = _judge_documents(bot_folder, language)
     return [
         name
         for name, document in documents.items()
@@ -204,9 +202,7 @@ def read_in_english(bot_folder: Path, language: str) -> list[str]:
 def says_in_english(bot_folder: Path, language: str) -> list[str]:
     """The judges with words (`WORDS`) whose files have no table in the bot's language: the app
     reads and writes those words in English."""
-    if primary_language(language) == FALLBACK:
-        return []
-    documents = _judge_documents(bot_folder)
+    documents = _judge_documents(bot_folder, language)
     return [
         name
         for name, document in documents.items()
@@ -214,8 +210,11 @@ def says_in_english(bot_folder: Path, language: str) -> list[str]:
     ]
 
 
-def _judge_documents(bot_folder: Path) -> dict[str, dict[str, Any]]:
-    documents = {}
+def _judge_documents(bot_folder: Path, language: str) -> dict[str, dict[str, Any]]:
+    """The bot's judge files, read; none for a bot in English, which asks and says all in it."""
+    documents: dict[str, dict[str, Any]] = {}
+    if primary_language(language) == FALLBACK:
+        return documents
     for name in JUDGES:
         try:
             documents[name] = tomllib.loads(judge_file(name, bot_folder).read_text(encoding="utf-8"))
