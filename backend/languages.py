@@ -8,6 +8,10 @@ from typing import Any, TypeVar
 Entry = TypeVar("Entry")
 
 FALLBACK = "en"  # the language of what the app says where a table has nothing in the bot's
+# The languages every table of the app's own words for customers has (its handoff message, its
+# title of a quoted policy, the widget's labels, the quoting words); a bot in another is told
+# so by `prefixdesk prompts check`.
+APP_LANGUAGES = ("en", "zh", "es", "fr", "de", "pt", "it")
 
 
 def primary_language(tag: str) -> str:

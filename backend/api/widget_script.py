@@ -17,7 +17,13 @@ WIDGET_DIR = TEMPLATES_DIR / "widget"
 # Each part may use what the parts before it define.
 PARTS = (
     "settings.js",  # the settings read from the script tag (and how to embed the widget)
-    "strings.js",  # its texts in English and Chinese
+    "strings.js",  # its texts in English and Chinese; choosing a language for a BCP 47 tag
+    "strings-es.js",  # ... in Spanish
+    "strings-fr.js",  # ... in French
+    "strings-de.js",  # ... in German
+    "strings-pt.js",  # ... in Portuguese
+    "strings-it.js",  # ... in Italian
+    "language.js",  # the language of this page's texts, once every language is in
     "styles.js",  # its CSS
     "dom.js",  # small DOM helpers, icons, reply text with links
     "view.js",  # its DOM in a shadow root

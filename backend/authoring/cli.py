@@ -16,6 +16,7 @@ from backend.authoring.checks import CheckError, CheckResult, check_prompts
 from backend.authoring.rendering import RenderSettings
 from backend.config import settings_given
 from backend.engine.model_store import ModelError, resolve_model_dir
+from backend.languages import APP_LANGUAGES, primary_language
 from backend.prompting.definitions import bot_folders
 from backend.prompting.judge_prompts import read_in_english, says_in_english
 
@@ -142,6 +143,12 @@ def language_lines(prompts_dir: Path) -> list[str]:
         if words := says_in_english(folder, language):
             files = ", ".join(f"{name}.toml" for name in words)
             lines.append(f"\n{folder.name}: no [{language}] table in {files}: its words are said in English")
+        if primary_language(language) not in APP_LANGUAGES:
+            lines.append(
+                f"\n{folder.name}: the app has no words in [{language}] (it has {', '.join(APP_LANGUAGES)}): "
+                "the widget's labels, the title of a quoted policy and, unless bot.toml's [handoff] "
+                "sets a message, the handoff message are in English"
+            )
     return lines
 
 

@@ -24,6 +24,11 @@ from backend.prompting.definitions import BotDefinitionError, bot_folders, load_
 TYPICAL_QUESTIONS = {
     "en": "How many days do I have to return an item?",
     "zh": "买的冰箱不想要了，可以退货吗？",
+    "es": "¿Cuántos días tengo para devolver un artículo?",
+    "fr": "Combien de jours ai-je pour retourner un article ?",
+    "de": "Wie viele Tage habe ich Zeit, einen Artikel zurückzugeben?",
+    "pt": "Quantos dias tenho para devolver um produto?",
+    "it": "Quanti giorni ho per restituire un articolo?",
 }
 
 Rendered = dict[str, Any]  # JSON as one render process prints it

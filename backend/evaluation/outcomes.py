@@ -31,6 +31,11 @@ MIN_QUOTED_CHARS = 12  # a source line shorter than this is too common to count 
 OFFERS = {
     "en": ("colleague", "pass you to", "a person", "human", "our team", "support team"),
     "zh": ("转接人工", "人工客服", "转人工"),
+    "es": ("compañer", "una persona", "nuestro equipo", "equipo de atención", "le paso con", "agente"),
+    "fr": ("collègue", "une personne", "notre équipe", "conseiller", "vous transf", "un agent"),
+    "de": ("kolleg", "einer person", "unser team", "support-team", "mitarbeiter", "weiterleite", "verbinde"),
+    "pt": ("colega", "uma pessoa", "nossa equipe", "nossa equipa", "atendente", "transferir"),
+    "it": ("collega", "una persona", "nostro team", "operatore", "trasferir", "metto in contatto"),
 }
 
 

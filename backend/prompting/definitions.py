@@ -107,6 +107,11 @@ def template_environment(folder: Path) -> jinja2.Environment:
 DEFAULT_HANDOFF_MESSAGES = {
     "en": "I'm passing you to a colleague from our support team; they will reply here shortly.",
     "zh": "正在为您转接人工客服，请稍候。",
+    "es": "Le paso con un compañero de nuestro equipo de atención al cliente; le responderá aquí en breve.",
+    "fr": "Je vous transfère à notre équipe d'assistance ; un conseiller vous répondra ici très bientôt.",
+    "de": "Ich leite Sie an unser Support-Team weiter; jemand aus dem Team antwortet Ihnen hier in Kürze.",
+    "pt": "Vou transferir você para a nossa equipe de atendimento; um colega responderá aqui em breve.",
+    "it": "La metto in contatto con un collega del nostro team di assistenza; Le risponderà qui a breve.",
 }
 
 

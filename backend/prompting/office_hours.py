@@ -14,16 +14,15 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from backend.languages import primary_language
+from babel import Locale, UnknownLocaleError
+from babel.dates import format_date, format_datetime, format_time
+
+from backend.languages import FALLBACK
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 ENTRY = re.compile(r"^(?P<days>[a-z,\-]+)\s+(?P<start>\d\d:\d\d)-(?P<end>\d\d:\d\d)$")
 MINUTES_PER_DAY = 24 * 60
-
-DAY_NAMES = {
-    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-    "zh": ("周一", "周二", "周三", "周四", "周五", "周六", "周日"),
-}
+WIDE_PARENTHESES = ("zh", "ja")  # languages that write parentheses full-width
 
 
 class OfficeHoursError(ValueError):
@@ -64,13 +63,21 @@ def _at(day: date, minute: int, zone: ZoneInfo) -> datetime:
 
 
 def opening_text(opening: datetime, language: str) -> str:
-    """When the team answers, for the customer: in the bot's language and the team's time zone."""
-    zone = str(opening.tzinfo)
-    if primary_language(language) == "zh":
-        day = DAY_NAMES["zh"][opening.weekday()]
-        return f"{opening.month}月{opening.day}日（{day}）{opening:%H:%M}（{zone} 时间）"
-    day = DAY_NAMES["en"][opening.weekday()]
-    return f"{day} {opening.day} {opening:%B}, {opening:%H:%M} ({zone} time)"
+    """When the team answers, for the customer: the date and time in the team's time zone, as
+    the bot's language writes them (CLDR's, through Babel), and the zone's name."""
+    locale = _locale(language)
+    when = locale.datetime_formats["medium"].format(
+        format_time(opening, "short", locale=locale), format_date(opening, "full", locale=locale)
+    )
+    zone = format_datetime(opening, "zzzz", locale=locale)
+    return f"{when}（{zone}）" if locale.language in WIDE_PARENTHESES else f"{when} ({zone})"
+
+
+def _locale(language: str) -> Locale:
+    try:
+        return Locale.parse(language.replace("_", "-"), sep="-")
+    except (ValueError, UnknownLocaleError):
+        return Locale.parse(FALLBACK)
 
 
 def parse_office_hours(table: object, slug: str, source: str) -> OfficeHours:

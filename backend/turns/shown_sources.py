@@ -7,7 +7,15 @@ from backend.languages import in_language_or_english
 from backend.retrieval.terms import terms
 from backend.turns.decisions import AcceptedMessage
 
-POLICY_TITLES = {"en": "Our policy", "zh": "服务政策"}  # a language without one gets the English
+POLICY_TITLES = {  # a language without one gets the English
+    "en": "Our policy",
+    "zh": "服务政策",
+    "es": "Nuestras condiciones",
+    "fr": "Nos conditions",
+    "de": "Unsere Bedingungen",
+    "pt": "Nossas condições",
+    "it": "Le nostre condizioni",
+}
 
 
 def with_passages(message: AcceptedMessage, sources: list[Source], reply: str) -> list[dict[str, str | None]]:

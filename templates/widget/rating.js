@@ -10,6 +10,8 @@
       choose: "Choose 1 to 5 stars first.",
       thanks: (n) => `Thanks for rating this conversation ${n} of 5.`,
       failed: "Your rating could not be sent. Try again.",
+      closed: "This conversation can no longer be rated.",
+      invalid: "Your comment could not be sent. Remove any unusual characters and try again.",
     },
     zh: {
       question: "您对本次服务满意吗？请为本次会话评分",
@@ -19,6 +21,63 @@
       choose: "请先选择 1 到 5 星。",
       thanks: (n) => `感谢您的评价：${n} 星（满分 5 星）。`,
       failed: "评价未能提交，请重试。",
+      closed: "本次会话已无法评价。",
+      invalid: "评论未能提交，请删除特殊字符后重试。",
+    },
+    es: {
+      question: "¿Qué tal le hemos atendido? Valore esta conversación",
+      star: (n) => `${n} de 5`,
+      comment: "¿Desea añadir algo? (opcional)",
+      submit: "Enviar valoración",
+      choose: "Elija primero de 1 a 5 estrellas.",
+      thanks: (n) => `Gracias por valorar esta conversación con un ${n} de 5.`,
+      failed: "No se ha podido enviar su valoración. Inténtelo de nuevo.",
+      closed: "Esta conversación ya no se puede valorar.",
+      invalid: "No se ha podido enviar su comentario. Elimine los caracteres poco habituales e inténtelo de nuevo.",
+    },
+    fr: {
+      question: "Votre avis compte : évaluez cette conversation",
+      star: (n) => `${n} sur 5`,
+      comment: "Autre chose à ajouter ? (facultatif)",
+      submit: "Envoyer l'évaluation",
+      choose: "Choisissez d'abord de 1 à 5 étoiles.",
+      thanks: (n) => `Merci d'avoir évalué cette conversation : ${n} sur 5.`,
+      failed: "Votre évaluation n'a pas pu être envoyée. Veuillez réessayer.",
+      closed: "Cette conversation ne peut plus être évaluée.",
+      invalid: "Votre commentaire n'a pas pu être envoyé. Supprimez les caractères inhabituels et réessayez.",
+    },
+    de: {
+      question: "Wie zufrieden waren Sie? Bewerten Sie diese Unterhaltung",
+      star: (n) => `${n} von 5`,
+      comment: "Möchten Sie noch etwas ergänzen? (optional)",
+      submit: "Bewertung senden",
+      choose: "Bitte wählen Sie zuerst 1 bis 5 Sterne.",
+      thanks: (n) => `Vielen Dank für Ihre Bewertung dieser Unterhaltung: ${n} von 5.`,
+      failed: "Ihre Bewertung konnte nicht gesendet werden. Bitte versuchen Sie es erneut.",
+      closed: "Diese Unterhaltung kann nicht mehr bewertet werden.",
+      invalid: "Ihr Kommentar konnte nicht gesendet werden. Bitte entfernen Sie ungewöhnliche Zeichen und versuchen Sie es erneut.",
+    },
+    pt: {
+      question: "Como foi o nosso atendimento? Avalie esta conversa",
+      star: (n) => `${n} de 5`,
+      comment: "Quer acrescentar algo? (opcional)",
+      submit: "Enviar avaliação",
+      choose: "Escolha primeiro de 1 a 5 estrelas.",
+      thanks: (n) => `Obrigado por avaliar esta conversa com ${n} de 5.`,
+      failed: "Não foi possível enviar sua avaliação. Tente novamente.",
+      closed: "Esta conversa não pode mais ser avaliada.",
+      invalid: "Não foi possível enviar seu comentário. Remova caracteres incomuns e tente novamente.",
+    },
+    it: {
+      question: "Com'è andata? Valuti questa conversazione",
+      star: (n) => `${n} su 5`,
+      comment: "Vuole aggiungere qualcosa? (facoltativo)",
+      submit: "Invia valutazione",
+      choose: "Scelga prima da 1 a 5 stelle.",
+      thanks: (n) => `Grazie per aver valutato questa conversazione con ${n} su 5.`,
+      failed: "Non è stato possibile inviare la sua valutazione. Riprovi.",
+      closed: "Questa conversazione non può più essere valutata.",
+      invalid: "Non è stato possibile inviare il suo commento. Rimuova eventuali caratteri insoliti e riprovi.",
     },
   };
 
@@ -62,7 +121,7 @@
       rating.pending = false;
     }
     if (!current || current.status !== "resolved" || state.conversation !== conversation) return;
-    const S = current.language.toLowerCase().startsWith("zh") ? RATING_STRINGS.zh : RATING_STRINGS.en;
+    const S = RATING_STRINGS[languageIn(RATING_STRINGS, current.language)];
     rating.conversation = conversation;
     rating.node = append(
       current.rating ? ratingThanks(S, current.rating.score) : ratingForm(S, conversation),
@@ -121,8 +180,11 @@
         form.replaceWith(done);
         rating.node = done;
       } catch (error) {
-        submit.disabled = false;
-        note.textContent = error instanceof HttpError && error.status < 500 ? error.message : S.failed;
+        // The server's own words are English: the customer is told in the bot's language. A 409:
+        // rated already (another tab), or no longer resolved; sending again cannot help.
+        const status = error instanceof HttpError ? error.status : null;
+        submit.disabled = status === 409;
+        note.textContent = status === 409 ? S.closed : status === 422 ? S.invalid : S.failed;
       }
     });
     return form;

@@ -8,7 +8,8 @@
    * data-bot     the bot's slug (required)
    * data-server  the prefixdesk server's address; empty or absent means this page's origin
    * data-name    the name shown in the panel's header (optional)
-   * data-lang    "en" or "zh" for the widget's own labels (optional; defaults to the page's lang)
+   * data-lang    the language of the widget's own labels, a BCP 47 tag: en, zh, es, fr, de, pt or
+   *              it, with any region ("es-MX"); others get English (optional; defaults to the page's lang)
    * data-color   the accent colour (optional)
    *
    * Who the customer is (optional; shown to the shop's agents, never given to the bot):

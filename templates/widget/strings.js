@@ -1,6 +1,16 @@
-  // strings.js: the widget's own texts in English and Chinese, and T, the ones shown on this page.
+  // strings.js: the widget's own texts in English and Chinese; the parts after it add Spanish,
+  // French, German, Portuguese and Italian, each with every key (and the same arguments) as English.
+  // language.js then chooses T, the ones shown on this page.
 
-  const number = (n) => n.toLocaleString("en");
+  // The language of a BCP 47 tag ("es" of "es-MX", "pt" of "pt_BR") when `tables` has it, else
+  // English: one choice for the widget's texts and for the team's and the rating's, in the bot's.
+  function languageIn(tables, tag) {
+    const primary = String(tag || "").toLowerCase().split(/[-_]/)[0];
+    return Object.hasOwn(tables, primary) ? primary : "en";
+  }
+
+  // Counts as the texts' language writes them ("4.000" in German); `language` is language.js's.
+  const number = (n) => n.toLocaleString(language);
 
   const STRINGS = {
     en: {
@@ -113,6 +123,3 @@
       showPassage: "原文",
     },
   };
-
-  const T = lang.startsWith("zh") ? STRINGS.zh : STRINGS.en;
-  const title = script.dataset.name || T.chat;

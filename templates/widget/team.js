@@ -25,6 +25,61 @@
       emailInvalid: "这不是有效的电子邮箱，请检查后重试。",
       emailFailed: "邮箱未能保存，请重试。",
     },
+    es: {
+      waiting: "Esperando a nuestro equipo",
+      withAgent: (name) => `Está hablando con ${name}`,
+      away: (when) => `Nuestro equipo no está disponible en este momento y le responderá a partir del ${when}.`,
+      askEmail: "Déjenos su dirección de correo electrónico y le escribiremos allí.",
+      emailLabel: "Su dirección de correo electrónico",
+      sendEmail: "Enviar dirección",
+      emailSaved: (email) => `Gracias. Nuestro equipo le escribirá a ${email}.`,
+      emailInvalid: "Esa no es una dirección de correo electrónico válida. Revísela e inténtelo de nuevo.",
+      emailFailed: "No se ha podido guardar su dirección. Inténtelo de nuevo.",
+    },
+    fr: {
+      waiting: "En attente de notre équipe",
+      withAgent: (name) => `Vous échangez avec ${name}`,
+      away: (when) => `Notre équipe est absente pour le moment et vous répondra à partir de ${when}.`,
+      askEmail: "Laissez-nous votre adresse e-mail et notre équipe vous écrira à cette adresse.",
+      emailLabel: "Votre adresse e-mail",
+      sendEmail: "Envoyer l'adresse",
+      emailSaved: (email) => `Merci. Notre équipe vous écrira à ${email}.`,
+      emailInvalid: "Cette adresse e-mail n'est pas valide. Vérifiez-la et réessayez.",
+      emailFailed: "Votre adresse n'a pas pu être enregistrée. Veuillez réessayer.",
+    },
+    de: {
+      waiting: "Warten auf unser Team",
+      withAgent: (name) => `Sie chatten mit ${name}`,
+      away: (when) => `Unser Team ist gerade nicht erreichbar und antwortet ab ${when}.`,
+      askEmail: "Hinterlassen Sie Ihre E-Mail-Adresse, dann schreibt Ihnen unser Team dorthin.",
+      emailLabel: "Ihre E-Mail-Adresse",
+      sendEmail: "Adresse senden",
+      emailSaved: (email) => `Vielen Dank. Unser Team schreibt Ihnen an ${email}.`,
+      emailInvalid: "Das ist keine gültige E-Mail-Adresse. Bitte prüfen Sie sie und versuchen Sie es erneut.",
+      emailFailed: "Ihre Adresse konnte nicht gespeichert werden. Bitte versuchen Sie es erneut.",
+    },
+    pt: {
+      waiting: "Aguardando nossa equipe",
+      withAgent: (name) => `Você está conversando com ${name}`,
+      away: (when) => `Nossa equipe não está disponível no momento e vai responder a partir de ${when}.`,
+      askEmail: "Deixe seu endereço de e-mail, e nossa equipe vai escrever para você por lá.",
+      emailLabel: "Seu endereço de e-mail",
+      sendEmail: "Enviar endereço",
+      emailSaved: (email) => `Obrigado. Nossa equipe vai escrever para ${email}.`,
+      emailInvalid: "Este não é um endereço de e-mail válido. Verifique e tente novamente.",
+      emailFailed: "Não foi possível salvar seu endereço. Tente novamente.",
+    },
+    it: {
+      waiting: "In attesa del nostro team",
+      withAgent: (name) => `Sta parlando con ${name}`,
+      away: (when) => `Al momento il nostro team non è disponibile e le risponderà a partire da ${when}.`,
+      askEmail: "Ci lasci il suo indirizzo e-mail: il nostro team le scriverà lì.",
+      emailLabel: "Il suo indirizzo e-mail",
+      sendEmail: "Invia indirizzo",
+      emailSaved: (email) => `Grazie. Il nostro team le scriverà all'indirizzo ${email}.`,
+      emailInvalid: "Questo non è un indirizzo e-mail valido. Lo controlli e riprovi.",
+      emailFailed: "Non è stato possibile salvare il suo indirizzo. Riprovi.",
+    },
   };
 
   const team = {
@@ -47,10 +102,9 @@
     }),
   );
 
+  // In the bot's language once the server has said it, the page's until then.
   function teamStrings() {
-    // The bot's language is a tag ("zh-CN"): its strings are its language's ("zh").
-    const language = (team.info?.language || lang).toLowerCase().split(/[-_]/)[0];
-    return TEAM_STRINGS[language] || TEAM_STRINGS.en;
+    return TEAM_STRINGS[languageIn(TEAM_STRINGS, team.info?.language || lang)];
   }
 
   // The header says what is true now: not "replies instantly" while the chat cannot be used.

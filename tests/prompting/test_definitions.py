@@ -7,7 +7,8 @@ import pytest
 
 from backend.authoring.cli import language_lines
 from backend.config import PROJECT_ROOT
-from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
+from backend.languages import APP_LANGUAGES
+from backend.prompting.definitions import DEFAULT_HANDOFF_MESSAGES, BotDefinitionError, load_bot, load_bots
 from backend.prompting.judge_prompts import read_in_english, says_in_english
 
 
@@ -134,10 +135,26 @@ def test_prompts_check_names_the_judge_files_a_bot_reads_in_english(tmp_path):
     assert read_in_english(prompts / "tallybook-en", "en-GB") == []
     (lines,) = language_lines(prompts)
     assert "shop-en: no [es-MX] instruction in handoff.toml" in lines and "line_answers.toml" in lines
-    assert "said in English" not in lines
+    assert "said in English" not in lines and "the app has no words" not in lines
     assert says_in_english(prompts / "shop-en", "ja") == ["opening", "line_answers"]
+    toml = prompts / "shop-en" / "bot.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace('language = "es-MX"', 'language = "ja"'))
+    (_, words, app) = language_lines(prompts)
+    assert "opening.toml, line_answers.toml: its words are said in English" in words
+    assert "shop-en: the app has no words in [ja]" in app and "handoff message are in English" in app
     judges = prompts / "shop-en" / "judges"
     judges.mkdir()
     own = (PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml").read_text(encoding="utf-8")
     (judges / "line_answers.toml").write_text(own.replace("[en", "[es"), encoding="utf-8")
     assert "line_answers" not in read_in_english(prompts / "shop-en", "es-MX")
+
+
+@pytest.mark.parametrize("tag", [*APP_LANGUAGES, "es-MX", "pt_BR"])
+def test_a_bot_without_its_own_handoff_message_hands_over_in_its_language(tmp_path, tag):
+    folder = copy_bot(tmp_path)
+    toml = folder / "bot.toml"
+    text = toml.read_text(encoding="utf-8").replace('language = "en"', f'language = "{tag}"')
+    toml.write_text("\n".join(line for line in text.splitlines() if not line.startswith("message = ")))
+    message = load_bot(folder).handoff.message
+    assert message == DEFAULT_HANDOFF_MESSAGES[tag[:2]]
+    assert (message == DEFAULT_HANDOFF_MESSAGES["en"]) == (tag == "en")

@@ -153,7 +153,8 @@ async def test_the_shipped_tallybook_bot_asks_for_an_address_outside_its_office_
     assert "colleague from the Tallybook support team" in await wait_for_reply(dialog, 2)
     away = dialog.get_by_role("log").locator("[data-away]")
     await expect(away).to_contain_text(
-        "Our team is away right now and will answer from Monday 14 December, 08:00 (Europe/Amsterdam time)."
+        "Our team is away right now and will answer from Monday, December 14, 2026, 8:00\u202fAM"
+        " (Central European Standard Time)."
     )
     await away.get_by_label("Your e-mail address").fill("ada@example.com")
     await away.get_by_role("button", name="Send address").click()
