@@ -29,6 +29,11 @@ from backend.prompting.definitions import Bot
 ARTICLES_HEADINGS = {
     "en": "Help-center articles for the customer's next message:",
     "zh": "与顾客下一条消息相关的帮助中心文章：",
+    "es": "Artículos del centro de ayuda para el próximo mensaje del cliente:",
+    "fr": "Articles du centre d'aide pour le prochain message du client :",
+    "de": "Artikel des Hilfecenters zur nächsten Nachricht des Kunden:",
+    "pt": "Artigos da central de ajuda para a próxima mensagem do cliente:",
+    "it": "Articoli del centro assistenza per il prossimo messaggio del cliente:",
 }
 
 

@@ -21,10 +21,25 @@ from backend.retrieval.meaning import MeaningIndex, understands
 DEFAULT_HEADINGS = {
     "en": "The policy lines that best match the customer's next message:",
     "zh": "与顾客下一条消息最相关的政策条款：",
+    "es": "Las líneas de la política que mejor corresponden al próximo mensaje del cliente:",
+    "fr": "Les lignes de la politique qui correspondent le mieux au prochain message du client :",
+    "de": "Die Zeilen der Richtlinien, die am besten zur nächsten Nachricht des Kunden passen:",
+    "pt": "As linhas da política que melhor correspondem à próxima mensagem do cliente:",
+    "it": "Le righe della politica che corrispondono meglio al prossimo messaggio del cliente:",
 }
 WITH_HELP_CENTER_HEADINGS = {
     "en": "The lines of the policy and help center that best match the customer's next message:",
     "zh": "与顾客下一条消息最相关的政策和帮助中心条款：",
+    "es": "Las líneas de la política y del centro de ayuda que mejor corresponden al "
+    "próximo mensaje del cliente:",
+    "fr": "Les lignes de la politique et du centre d'aide qui correspondent le mieux au prochain message du "
+    "client :",
+    "de": "Die Zeilen der Richtlinien und des Hilfecenters, die am besten zur nächsten Nachricht des Kunden "
+    "passen:",
+    "pt": "As linhas da política e da central de ajuda que melhor correspondem à próxima "
+    "mensagem do cliente:",
+    "it": "Le righe della politica e del centro assistenza che corrispondono meglio al "
+    "prossimo messaggio del cliente:",
 }
 MATCHING = ("words", "hybrid")  # how a bot ranks its lines: `[reference] matching` in bot.toml
 RANKINGS_KEPT = 256  # messages whose ranking is kept: a turn's checks ask for the same one often

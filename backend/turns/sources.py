@@ -26,6 +26,15 @@ CANDIDATES = 3  # articles offered; single-digit labels
 QUESTIONS = {
     "en": "Which help-center article was the last answer based on? Reply with its number only.",
     "zh": "上面的回答依据的是哪一篇帮助中心文章？只回复它的编号。",
+    "es": "¿En qué artículo del centro de ayuda se basó la última respuesta? Responda solo con su número.",
+    "fr": "Sur quel article du centre d'aide la dernière réponse s'appuyait-elle ? Répondez uniquement par "
+    "son numéro.",
+    "de": "Auf welchem Artikel des Hilfecenters beruhte die letzte Antwort? Antworten Sie "
+    "nur mit seiner Nummer.",
+    "pt": "Em qual artigo da central de ajuda a última resposta se baseou? Responda apenas "
+    "com o número dele.",
+    "it": "Su quale articolo del centro assistenza si basava l'ultima risposta? Risponda "
+    "solo con il suo numero.",
 }
 
 

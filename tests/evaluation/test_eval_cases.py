@@ -1,6 +1,7 @@
 """Eval files: the shipped ones load, a broken one is named with its line, and a reply is judged
 by what it must and must not say."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,12 +120,24 @@ def test_the_first_token_shown_is_summed_up_also_without_the_replies_replaced():
     assert summary["cached_share"] == 0.8
 
 
-def test_no_worked_example_asks_a_question_of_the_eval():
+def with_measuring_bots(tmp_path: Path) -> Path:
+    """The shipped prompts and the bots kept only to measure (bench/bots/), in one folder."""
+    prompts = tmp_path / "prompts"
+    shutil.copytree(PROJECT_ROOT / "prompts", prompts)
+    for folder in (PROJECT_ROOT / "bench" / "bots").iterdir():
+        shutil.copytree(folder, prompts / folder.name)
+    return prompts
+
+
+def test_no_worked_example_asks_a_question_of_the_eval(tmp_path: Path):
     """The eval measures answers to questions the bot was not shown: a worked example may
     share a policy line with a case, never its question (nor most of its words)."""
-    for slug, bot in load_bots(PROJECT_ROOT / "prompts").items():
-        examples = load_worked_examples(PROJECT_ROOT / "prompts" / slug)
-        cases = load_cases(PROJECT_ROOT / "prompts" / slug / "eval.toml")
+    prompts = with_measuring_bots(tmp_path)
+    bots = load_bots(prompts)
+    assert "tienda-es" in bots and len(load_cases(prompts / "tienda-es" / "eval.toml")) == 50
+    for slug, bot in bots.items():
+        examples = load_worked_examples(prompts / slug)
+        cases = load_cases(prompts / slug / "eval.toml")
         asked = [turn for case in cases for turn in case.turns]
         for example in examples:
             example_terms = set(terms(example.question, bot.language))
