@@ -17,11 +17,12 @@ from backend.api.widget_script import PARTS, WIDGET_DIR
 from backend.app import create_app
 from backend.config import Settings
 from backend.engine.interface import Engine
+from backend.languages import APP_LANGUAGES
 from tests.e2e.browser.test_widget_page import stored_conversation
 from tests.helpers import auth
 from tests.support import client_app, copy_prompts, eventually, free_port, make_agent, served, wait_ready
 
-LANGUAGES = {"en", "zh", "es", "fr", "de", "pt", "it"}
+LANGUAGES = set(APP_LANGUAGES)  # the app's own words come whole in each of them
 TABLES = ("STRINGS", "TEAM_STRINGS", "RATING_STRINGS")
 ARGUMENTS = (0, 1, 2, 5, 1234)
 # The parts that define the tables and choose among them, in the script's order.
