@@ -8,10 +8,10 @@ examples (prompts/_judges) and from the development set the judge's form was cho
 people asked for without a keyword, short answers to the bot's offer to pass on.
 
 The target is 0.9 precision and recall in each language; the 0.5B default model reaches it
-in Chinese, and in English has precision 1.0 and recall 0.84 (docs/quality.md has the
-figures). The floors below are where it stands, less a margin for machines that round
-differently, so that a change to the judges' prompts or their reading that makes them worse
-fails here.
+in Chinese, and in English has precision 1.0 and recall 0.84; German, asked in English (the
+judge has no German table), 0.87 and 0.77 (docs/quality.md has the figures). The floors
+below are where it stands, less a margin for machines that round differently, so that a
+change to the judges' prompts or their reading that makes them worse fails here.
 """
 
 from pathlib import Path
@@ -25,7 +25,8 @@ from backend.prompting.chat_format import ChatFormat
 pytestmark = pytest.mark.default_model
 
 LABELLED = Path(__file__).parent
-FLOORS = {"en": (0.9, 0.79), "zh": (0.85, 0.85)}  # precision, recall: the default model's, less a margin
+# precision, recall: the default model's, less a margin
+FLOORS = {"en": (0.9, 0.79), "zh": (0.85, 0.85), "de": (0.8, 0.7)}
 
 
 async def test_the_handoff_judge_finds_who_asks_for_a_person(default_engine, default_tokenizer):
