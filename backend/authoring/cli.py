@@ -18,7 +18,7 @@ from backend.config import settings_given
 from backend.engine.model_store import ModelError, resolve_model_dir
 from backend.languages import APP_LANGUAGES, primary_language
 from backend.prompting.definitions import bot_folders
-from backend.prompting.judge_prompts import read_in_english, says_in_english
+from backend.prompting.judge_prompts import in_english
 
 prompts_app = typer.Typer(
     help="The bots in prompts/: check what they cost and what would break their cache.",
@@ -126,7 +126,8 @@ def knowledge_lines(result: CheckResult) -> list[str]:
 
 
 def language_lines(prompts_dir: Path) -> list[str]:
-    """Per bot in another language than English: the judge files it reads in English."""
+    """Per bot in another language than English: the judge files it is asked or speaks in English,
+    and the app's words it lacks."""
     lines = []
     for folder in bot_folders(prompts_dir):
         try:
@@ -134,14 +135,15 @@ def language_lines(prompts_dir: Path) -> list[str]:
         except (OSError, tomllib.TOMLDecodeError):
             continue  # a problem the check reports above
         language = str(meta.get("language", "en"))
-        if english := read_in_english(folder, language):
-            files = ", ".join(f"{name}.toml" for name in english)
+        english = in_english(folder, language)
+        if english.asked:
+            files = ", ".join(f"{name}.toml" for name in english.asked)
             lines.append(
                 f"\n{folder.name}: no [{language}] instruction in {files}: the model is asked in English "
                 f"(a copy in prompts/{folder.name}/judges/ with a [{language}] table asks in its language)"
             )
-        if words := says_in_english(folder, language):
-            files = ", ".join(f"{name}.toml" for name in words)
+        if english.said:
+            files = ", ".join(f"{name}.toml" for name in english.said)
             lines.append(f"\n{folder.name}: no [{language}] table in {files}: its words are said in English")
         if primary_language(language) not in APP_LANGUAGES:
             lines.append(

@@ -185,29 +185,29 @@ def judge_file(name: str, bot_folder: Path) -> Path:
     return _find(name, bot_folder / "judges", bot_folder.parent / SHARED_FOLDER, SHIPPED)
 
 
-def read_in_english(bot_folder: Path, language: str) -> list[str]:
-    """The judges a bot in another language than English asks in English, their files having no
-    table in its language or one of their words alone (`WORDS`). Without a table, the words the
-    app reads and writes with them (a yes or no, "I don't know", its quote of the source lines)
-    are English's too (`says_in_english`)."""
-    documents = _judge_documents(bot_folder, language)
-    return [
-        name
-        for name, document in documents.items()
-        if (own := in_language(document, language)) is None
-        or question_table(document, language, name) is not own
-    ]
+@dataclass(frozen=True)
+class InEnglish:
+    """What a bot in another language than English does in English, from one reading of its
+    judge files: `asked`, the judges whose question it is asked in English (no table in its
+    language, or one of their words alone, `WORDS`); `said`, the judges with words whose files
+    have no table in its language, so the app reads and writes those words in English (a yes or
+    no, "I don't know", its quote of the source lines)."""
+
+    asked: list[str]
+    said: list[str]
 
 
-def says_in_english(bot_folder: Path, language: str) -> list[str]:
-    """The judges with words (`WORDS`) whose files have no table in the bot's language: the app
-    reads and writes those words in English."""
+def in_english(bot_folder: Path, language: str) -> InEnglish:
     documents = _judge_documents(bot_folder, language)
-    return [
-        name
-        for name, document in documents.items()
-        if name in WORDS and in_language(document, language) is None
-    ]
+    own = {name: in_language(document, language) for name, document in documents.items()}
+    return InEnglish(
+        asked=[
+            name
+            for name, document in documents.items()
+            if own[name] is None or question_table(document, language, name) is not own[name]
+        ],
+        said=[name for name in documents if name in WORDS and own[name] is None],
+    )
 
 
 def _judge_documents(bot_folder: Path, language: str) -> dict[str, dict[str, Any]]:

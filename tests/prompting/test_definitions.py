@@ -9,7 +9,7 @@ from backend.authoring.cli import language_lines
 from backend.config import PROJECT_ROOT
 from backend.languages import APP_LANGUAGES
 from backend.prompting.definitions import DEFAULT_HANDOFF_MESSAGES, BotDefinitionError, load_bot, load_bots
-from backend.prompting.judge_prompts import read_in_english, says_in_english
+from backend.prompting.judge_prompts import in_english
 
 
 def test_shipped_bots_load_with_policy_inside_the_system_prompt():
@@ -127,16 +127,16 @@ def test_prompts_check_names_the_judge_files_a_bot_reads_in_english(tmp_path):
     # Spanish has the words of a yes or no (opening.toml) and of a quote (line_answers.toml),
     # but the question of every judge but the opening one is asked in English until the bot has
     # its own copy.
-    assert read_in_english(prompts / "shop-en", "es-MX") == [
+    assert in_english(prompts / "shop-en", "es-MX").asked == [
         "handoff", "offer_made", "offer_accepted", "unanswered", "supported", "line_answers"
     ]  # fmt: skip
-    assert says_in_english(prompts / "shop-en", "es-MX") == []
-    assert read_in_english(prompts / "appliance-zh", "zh-TW") == []
-    assert read_in_english(prompts / "tallybook-en", "en-GB") == []
+    assert in_english(prompts / "shop-en", "es-MX").said == []
+    assert in_english(prompts / "appliance-zh", "zh-TW").asked == []
+    assert in_english(prompts / "tallybook-en", "en-GB").asked == []
     (lines,) = language_lines(prompts)
     assert "shop-en: no [es-MX] instruction in handoff.toml" in lines and "line_answers.toml" in lines
     assert "said in English" not in lines and "the app has no words" not in lines
-    assert says_in_english(prompts / "shop-en", "ja") == ["opening", "line_answers"]
+    assert in_english(prompts / "shop-en", "ja").said == ["opening", "line_answers"]
     toml = prompts / "shop-en" / "bot.toml"
     toml.write_text(toml.read_text(encoding="utf-8").replace('language = "es-MX"', 'language = "ja"'))
     (_, words, app) = language_lines(prompts)
@@ -146,7 +146,7 @@ def test_prompts_check_names_the_judge_files_a_bot_reads_in_english(tmp_path):
     judges.mkdir()
     own = (PROJECT_ROOT / "prompts" / "_judges" / "line_answers.toml").read_text(encoding="utf-8")
     (judges / "line_answers.toml").write_text(own.replace("[en", "[es"), encoding="utf-8")
-    assert "line_answers" not in read_in_english(prompts / "shop-en", "es-MX")
+    assert "line_answers" not in in_english(prompts / "shop-en", "es-MX").asked
 
 
 @pytest.mark.parametrize("tag", [*APP_LANGUAGES, "es-MX", "pt_BR"])
