@@ -1,5 +1,5 @@
-"""Imported by the engine core's fork server (`preloaded_core.PRELOAD`): loads the model's
-tokenizer there once, before any core is forked from it (`model_tokenizer`)."""
+"""Imported by the fork server of the engine's processes (`preloaded_processes.PRELOAD`): loads the
+model's tokenizer there once, before any core is forked from it (`model_tokenizer`)."""
 
 from backend.engine.model_tokenizer import preload_for_core
 

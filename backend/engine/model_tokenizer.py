@@ -4,8 +4,8 @@ vLLM loads its tokenizer through a cache of its own (`cached_get_tokenizer`), in
 process (for its renderer) and again in the engine core (for its structured-output manager):
 each a few seconds on two cores, on the way to ready. Loaded through that cache with the
 arguments vLLM's `cached_tokenizer_from_config` passes, the app's tokenizer is the one vLLM
-then finds; and the fork server the engine core comes from (`preloaded_core`) loads it once
-for every core forked from it.
+then finds; and the fork server the engine core comes from (`preloaded_processes`) loads it
+once for every core forked from it.
 """
 
 import logging

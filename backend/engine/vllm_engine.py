@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import Settings
-from backend.engine import preloaded_core
+from backend.engine import preloaded_processes
 from backend.engine.interface import (
     LABEL_TOP_K,
     EngineUnavailable,
@@ -49,10 +49,10 @@ class VllmEngine:
         vLLM's import (seconds; blocking). Idempotent."""
         for name, value in engine_environment(settings).items():
             os.environ.setdefault(name, value)
-        preloaded_core.start_server(model_dir)  # imports vLLM beside this process, which does the same
+        preloaded_processes.start_server(model_dir)  # imports vLLM beside this process, which does the same
         import vllm.v1.engine.async_llm  # noqa: F401
 
-        preloaded_core.install()
+        preloaded_processes.install()
 
     @classmethod
     def load(cls, settings: Settings, model_dir: Path) -> "VllmEngine":

@@ -12,12 +12,13 @@ import psutil
 import pytest
 
 from backend.config import Settings
-from backend.engine import factory, preloaded_core
+from backend.engine import factory, preloaded_processes, worker_environment
 from backend.engine.live import LiveEngine
 from backend.engine.model_tokenizer import load_tokenizer
 from backend.engine.vllm_engine import VllmEngine
 from backend.engine.vllm_options import async_engine_args
 from backend.services import build_supervisor
+from tests.engine.processes import engine_core, engine_worker
 
 
 class FakeEngine:
@@ -136,16 +137,16 @@ def report_cached_tokenizers(path: str) -> None:
 
 
 def start_from_the_fork_server(target, path: Path) -> None:
-    process = preloaded_core.CoreContext(preloaded_core.multiprocessing.get_context("forkserver")).Process(
-        target=target, name="probe", kwargs={"path": str(path)}
-    )
+    process = preloaded_processes.ServerContext(
+        preloaded_processes.multiprocessing.get_context("forkserver"), preloaded_processes.ForkedLikeSpawned
+    ).Process(target=target, name="probe", kwargs={"path": str(path)})
     process.start()
     process.join(60)
     assert process.exitcode == 0
 
 
 def test_a_process_from_the_fork_server_finds_the_tokenizer_loaded(tmp_path, tiny_settings: Settings):
-    preloaded_core.start_server(tiny_settings.model)  # or already started by an engine: one model's
+    preloaded_processes.start_server(tiny_settings.model)  # or already started by an engine: one model's
     start_from_the_fork_server(report_cached_tokenizers, tmp_path / "cached")
     assert int((tmp_path / "cached").read_text()) >= 1
 
@@ -153,11 +154,11 @@ def test_a_process_from_the_fork_server_finds_the_tokenizer_loaded(tmp_path, tin
 def test_a_process_from_the_fork_server_gets_the_environment_of_its_start(
     tmp_path, monkeypatch, tiny_settings: Settings
 ):
-    preloaded_core.start_server(tiny_settings.model)
+    preloaded_processes.start_server(tiny_settings.model)
     out = tmp_path / "environment.json"
-    process = preloaded_core.CoreContext(preloaded_core.multiprocessing.get_context("forkserver")).Process(
-        target=report_environment, name="probe", kwargs={"path": str(out)}
-    )
+    process = preloaded_processes.ServerContext(
+        preloaded_processes.multiprocessing.get_context("forkserver"), preloaded_processes.ForkedLikeSpawned
+    ).Process(target=report_environment, name="probe", kwargs={"path": str(out)})
     # Set after the server started and after the process was made, as vLLM does before start().
     monkeypatch.setenv("PREFIXDESK_SET_JUST_BEFORE_START", "1")
     process.start()
@@ -166,15 +167,38 @@ def test_a_process_from_the_fork_server_gets_the_environment_of_its_start(
     assert json.loads(out.read_text()) == dict(os.environ)
 
 
-def test_the_engine_core_is_forked_from_the_preloaded_server_and_starts_its_worker(tiny_vllm: VllmEngine):
-    cores = [
-        child
-        for child in psutil.Process().children(recursive=True)
-        if "EngineCore" in " ".join([child.name(), *child.cmdline()])
-    ]
-    assert cores, "no engine core under this process"
-    server = cores[0].parent()
+def vllm_binding_of_the_first_worker() -> list[int]:
+    """The CPUs vLLM binds its first worker's threads to, as vLLM computes them."""
+    from vllm.utils.ompmultiprocessing import OMPProcessManager
+
+    parallel = SimpleNamespace(local_world_size=1, data_parallel_rank_local=0, _api_process_count=1)
+    return list(
+        OMPProcessManager(SimpleNamespace(parallel_config=parallel, kv_transfer_config=None)).cpu_lists[0]
+    )
+
+
+def test_the_engine_core_and_its_worker_are_forked_from_the_preloaded_server(tiny_vllm: VllmEngine):
+    core, worker = engine_core(tiny_vllm), engine_worker(tiny_vllm)
+    server = core.parent()
     assert server is not None and "multiprocessing.forkserver" in " ".join(server.cmdline())
     preloaded = " ".join(server.cmdline())
     assert "vllm.v1.engine.core" in preloaded and "backend.engine.core_tokenizer" in preloaded
-    assert [worker.name() for worker in cores[0].children()] == ["VLLM::Worker"]  # vLLM's own start
+    # Asked of the server only when vLLM's OpenMP settings for it are those the server has.
+    assert worker.parent() == server
+    assert worker.cpu_affinity() == vllm_binding_of_the_first_worker()
+    assert core.cpu_affinity() == psutil.Process().cpu_affinity()  # the app's, not the worker's
+
+
+def test_the_worker_is_spawned_where_vllm_gives_it_other_openmp_settings(monkeypatch):
+    spawn = preloaded_processes.multiprocessing.get_context("spawn")
+    context = preloaded_processes.WorkerContext(spawn, {"OMP_NUM_THREADS": "1", "GOMP_CPU_AFFINITY": "0"})
+    for name in worker_environment.openmp_environment(os.environ):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("GOMP_CPU_AFFINITY", "0")
+    assert isinstance(context.Process(target=print), preloaded_processes.ForkedLikeSpawned)
+    monkeypatch.setenv("GOMP_CPU_AFFINITY", "1")
+    assert type(context.Process(target=print)) is type(spawn.Process(target=print))
+    monkeypatch.setenv("GOMP_CPU_AFFINITY", "0")
+    monkeypatch.setenv("LD_PRELOAD", "libiomp5.so")
+    assert type(context.Process(target=print)) is type(spawn.Process(target=print))

@@ -9,6 +9,7 @@ import torch
 from backend.engine.fresh_kv_pages import FreshZeros
 from backend.engine.interface import GenerationResult
 from backend.engine.vllm_engine import VllmEngine
+from tests.engine.processes import engine_worker
 
 MIB = 1 << 20
 
@@ -59,10 +60,3 @@ async def test_the_engines_kv_cache_takes_memory_as_prompts_fill_it(plain_vllm: 
     async for item in plain_vllm.stream(list(range(100, 400)), max_tokens=4):
         last = item
     assert isinstance(last, GenerationResult) and last.finish_reason == "length"
-
-
-def engine_worker(engine: VllmEngine) -> psutil.Process:
-    """The engine's worker: its core's child (vLLM's own bookkeeping of the core process)."""
-    core = engine._llm.engine_core.resources.engine_manager.processes[0]
-    (worker,) = [child for child in psutil.Process(core.pid).children() if child.name() == "VLLM::Worker"]
-    return worker

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
 import pytest
 from pydantic import ValidationError
 
@@ -22,6 +21,7 @@ from backend.config import Settings
 from backend.engine.interface import GenerationResult, LabelRead
 from backend.engine.vllm_engine import VllmEngine
 from backend.engine.vllm_options import cli_flags, engine_dtype, engine_options, kv_tier_dir
+from tests.engine.processes import engine_worker
 from tests.support import eventually
 
 SALT = "kv-tier-test"
@@ -132,15 +132,11 @@ class Run:
     labels: LabelRead
     prefix_cache: tuple[int, int]  # tokens looked up in the engine's own prefix cache, found there
     offload_regions_named: set[str]  # the CPU tier's regions in /dev/shm, while it ran or after
-    model_threads: list[str]  # OMP_NUM_THREADS of the engine's workers
+    model_cpus: list[int]  # the CPUs the engine's worker runs the model on
 
 
 def offload_regions() -> set[str]:
     return {path.name for path in SHM.glob("vllm_offload_*.mmap")}
-
-
-def workers() -> set[psutil.Process]:
-    return {child for child in psutil.Process().children(recursive=True) if child.name() == "VLLM::Worker"}
 
 
 async def run_engine(
@@ -148,11 +144,11 @@ async def run_engine(
 ) -> Run:
     """One engine: a label read of the first prompt, then a short greedy reply to the second;
     with `tier_blocks`, waits until the tier holds that many block files before it shuts down."""
-    regions_before, workers_before = offload_regions(), workers()
+    regions_before = offload_regions()
     engine = await VllmEngine.start(settings, settings.model)
     try:
         named = offload_regions() - regions_before
-        threads = [worker.environ().get("OMP_NUM_THREADS", "") for worker in workers() - workers_before]
+        model_cpus = sorted(engine_worker(engine).cpu_affinity())
         label_read = await engine.read_labels(prompts[0], labels, cache_salt=SALT)
         async for item in engine.stream(prompts[1], max_tokens=4, cache_salt=SALT):
             reply = item
@@ -165,7 +161,7 @@ async def run_engine(
                 what=f"{tier_blocks} blocks written to the tier",
             )
         own_cache = (engine.stats.prefix_cache_queries, engine.stats.prefix_cache_hits)
-        run = Run(reply, label_read, own_cache, named, threads)
+        run = Run(reply, label_read, own_cache, named, model_cpus)
     finally:
         engine.shutdown()
     run.offload_regions_named |= offload_regions() - regions_before
@@ -242,7 +238,7 @@ async def test_kv_from_the_tier_answers_as_kv_computed(runs):
 
 async def test_the_tier_leaves_the_model_as_many_threads_as_without_it(runs):
     # vLLM keeps a core more from the model for any KV connector: on two cores, none for the app.
-    assert runs["off"].model_threads and runs["writer"].model_threads == runs["off"].model_threads
+    assert runs["off"].model_cpus and runs["writer"].model_cpus == runs["off"].model_cpus
 
 
 async def test_no_shared_memory_is_left_behind(runs):
