@@ -81,7 +81,7 @@ class Server:
 
     address: str
     authkey: bytes | None  # where Python's fork server authenticates its clients
-    app_cpus: frozenset[int]
+    app_cpus: frozenset[int] | None  # None where processes are not bound to CPUs (not Linux)
 
 
 class ServerContext:
@@ -134,7 +134,8 @@ class PreloadedCore(ForkedLikeSpawned):
         server = multiprocessing.forkserver._forkserver
         address = server._forkserver_address  # type: ignore[attr-defined]
         authkey = getattr(server, "_forkserver_authkey", None)
-        return Server(address, authkey, frozenset(os.sched_getaffinity(0))) if address else None
+        cpus = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        return Server(address, authkey, cpus) if address else None
 
 
 def _run_with_environment(
@@ -142,14 +143,15 @@ def _run_with_environment(
 ) -> None:
     server_openmp = worker_environment.openmp_environment(os.environ)  # the server's, as it started
     _replace_environment(environment)
-    if server is not None:
+    if server is not None:  # this is the engine core
         _start_workers_from(server, server_openmp)
     target(**kwargs)
 
 
 def _start_workers_from(server: Server, server_openmp: Mapping[str, str]) -> None:
     """In the core: its CPUs back, and vLLM's executor asks the server for the worker."""
-    os.sched_setaffinity(0, server.app_cpus)
+    if server.app_cpus is not None:
+        os.sched_setaffinity(0, server.app_cpus)
     client = multiprocessing.forkserver._forkserver
     client._forkserver_address = server.address  # type: ignore[attr-defined]
     if server.authkey is not None:
