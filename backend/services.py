@@ -24,9 +24,9 @@ from backend.conversations.customers import CustomerConversations
 from backend.conversations.team import TeamDesk
 from backend.db import create_db_engine, create_session_factory
 from backend.embedding.origins import AllowedOrigins
-from backend.engine.factory import EngineHeadStart, start_engine
+from backend.engine.factory import EngineHeadStart, start_engine, with_context_window
 from backend.engine.interface import Engine
-from backend.engine.kv_sizing import context_window, knowledge_budget, kv_sizing
+from backend.engine.kv_sizing import knowledge_budget, kv_sizing
 from backend.engine.live import LiveEngine
 from backend.engine.metered import MeteredEngine
 from backend.engine.model_store import resolve_model_dir
@@ -225,8 +225,9 @@ async def build_services(
     new_work = partial(unit_of_work, sessions, stores.bus)
 
     model_dir = resolve_model_dir(settings.model, settings.cache_dir)
-    window = context_window(model_dir, settings.max_model_len)  # the model's own unless configured
-    settings = settings.model_copy(update={"max_model_len": window})
+    settings = with_context_window(settings, model_dir)  # the model's own unless configured
+    window = settings.max_model_len
+    assert window is not None
     # A head start imports vLLM and transformers: its tokenizer is awaited rather than raced.
     loading = head_start.tokenizer() if head_start else asyncio.to_thread(load_tokenizer, model_dir)
     tokenizer = await loading

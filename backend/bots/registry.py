@@ -227,7 +227,9 @@ class BotRegistry(Mapping[str, LiveBot]):
 
 
 async def _warm_bot(engine: Engine, live: LiveBot, label: str) -> tuple[int, int]:
-    """Every fixed prompt of the bot run once: their tokens, and how many were found cached."""
+    """Every fixed prompt of the bot run once: their tokens, and how many were found cached.
+    Its lines are encoded for ranking by meaning meanwhile, on the app's core."""
+    live.definition.reference.prepare()
     tokens = cached = 0
     for name, token_ids in live.fixed_prompts():
         label_of_prompt = f"{label}-{live.definition.slug}-{name}"

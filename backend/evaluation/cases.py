@@ -109,9 +109,12 @@ def judge(case: Case, reply: str, handed_off: bool) -> list[str]:
     if handed_off != case.handoff:
         reasons.append("handed over to a human" if handed_off else "no handoff, one was expected")
     if not handed_off:  # after a handoff the bot's reply is the scripted notice: nothing to judge
-        lowered = reply.lower()
-        for group in case.expect:
-            if not any(spelling.lower() in lowered for spelling in group):
-                reasons.append(f"missing {group[0]!r}")
-        reasons += [f"says {phrase!r}" for phrase in case.forbid if phrase.lower() in lowered]
+        reasons += [f"missing {group[0]!r}" for group in missing(case, reply)]
+        reasons += [f"says {phrase!r}" for phrase in case.forbid if phrase.lower() in reply.lower()]
     return reasons
+
+
+def missing(case: Case, reply: str) -> list[tuple[str, ...]]:
+    """The groups of expected spellings of which the reply has none."""
+    lowered = reply.lower()
+    return [group for group in case.expect if not any(spelling.lower() in lowered for spelling in group)]

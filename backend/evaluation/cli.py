@@ -230,7 +230,7 @@ def line_matching_command(
     shared words alone and by words and meaning: on the labelled line_answers sets, and on
     each bot's eval cases (no engine)."""
     from backend.evaluation.cases import load_cases
-    from backend.evaluation.line_matching import PAIRS, first_line_hits, first_line_hits_on_cases
+    from backend.evaluation.line_matching import PAIRS, WITHIN, first_line_hits, first_line_hits_on_cases
     from backend.prompting.definitions import load_bots
     from backend.prompting.reference import MATCHING
 
@@ -245,8 +245,9 @@ def line_matching_command(
     }
     report = {"labelled": sets, "eval_cases": cases}
     _write(output, report)
-    typer.echo("| questions of | questions | lines | " + " | ".join(MATCHING) + " |")
-    typer.echo("| --- | --- | --- | " + " | ".join("---" for _ in MATCHING) + " |")
+    columns = [*MATCHING, *(f"{matching} in {count}" for count in WITHIN for matching in MATCHING)]
+    typer.echo("| questions of | questions | lines | " + " | ".join(columns) + " |")
+    typer.echo("| --- | --- | --- | " + " | ".join("---" for _ in columns) + " |")
     rows = [
         (f"`{path}` {language}", figures)
         for path, languages in sets.items()
@@ -254,7 +255,7 @@ def line_matching_command(
     ]
     rows += [(f"`{slug}` eval cases", figures) for slug, figures in cases.items()]
     for name, figures in rows:
-        hits = " | ".join(str(figures[matching]) for matching in MATCHING)
+        hits = " | ".join(str(figures.get(column, "-")) for column in columns)
         typer.echo(f"| {name} | {figures['questions']} | {figures['lines']} | {hits} |")
     typer.echo(f"\nwritten to {output}")
 

@@ -4,7 +4,9 @@ The labelled pairs of the `line_answers` sets (tests/quality/, a development set
 held-out one) hold questions and the one line that answers each, among lines of the same
 topics that do not. Per set and language, all of the set's lines make one policy, and each
 question that has an answering line is matched against it: by shared words alone, and by
-words and meaning fused, as the bots match their policies.
+words and meaning fused, as the bots match their policies; the line first (the note's one
+line), and among the first two (the lines quoted in place of a doubted reply) and three (the
+`line_answers` judge's candidates).
 """
 
 import tomllib
@@ -17,6 +19,7 @@ from backend.prompting.definitions import Bot
 from backend.prompting.reference import MATCHING, PolicyLines
 
 PAIRS = "line_answers.toml"
+WITHIN = (2, 3)  # besides first: among the first two (quoted) and three (judged)
 
 
 def first_line_hits(labelled: Path) -> dict[str, dict[str, Any]]:
@@ -33,6 +36,9 @@ def first_line_hits(labelled: Path) -> dict[str, dict[str, Any]]:
         for matching in MATCHING:
             reference = PolicyLines.of(policy, language, matching=matching)
             figures[matching] = sum(reference.matching(p["question"], 1) == [p["line"]] for p in answered)
+            for count in WITHIN:
+                found = sum(p["line"] in reference.matching(p["question"], count) for p in answered)
+                figures[f"{matching} in {count}"] = found
         report[language] = figures
     return report
 
@@ -45,9 +51,12 @@ def first_line_hits_on_cases(bot: Bot, cases: list[Case]) -> dict[str, Any]:
     figures: dict[str, Any] = {"questions": len(answerable), "lines": len(bot.reference.lines)}
     for matching in MATCHING:
         reference = bot.reference.matched_by(matching)
-        figures[matching] = sum(
-            bool(_lines_holding(bot, case, reference.matching(case.turns[-1], 1))) for case in answerable
-        )
+        for count in (1, *WITHIN):
+            found = sum(
+                bool(_lines_holding(bot, case, reference.matching(case.turns[-1], count)))
+                for case in answerable
+            )
+            figures[matching if count == 1 else f"{matching} in {count}"] = found
     return figures
 
 

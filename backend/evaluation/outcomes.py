@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from backend.evaluation.cases import Case
+from backend.evaluation.cases import Case, missing
 from backend.languages import in_language_or_english
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.definitions import Bot
@@ -76,8 +76,9 @@ def classify(case: Case, reply: str, handed_off: bool, passed: bool, ground: Gro
     """The reply's outcome, and why, when it is not right."""
     if shown := [phrase for phrase in ground.scaffolding if phrase and phrase in reply]:
         return Outcome.WRONG, f"shows the prompt's own text {shown[0][:40]!r}"
-    if _quotes_sources(reply, ground):
-        return (Outcome.RIGHT, "") if passed else (Outcome.HELD_BACK, "quotes its sources")
+    if _quotes_sources(reply, ground):  # the sources' words: what the case forbids is the model's to avoid
+        stated = not handed_off and not case.handoff and not missing(case, reply)
+        return (Outcome.RIGHT, "") if stated else (Outcome.HELD_BACK, "quotes its sources")
     # Sentences shown before the app's quote (turns/release.py) are the model's; the quote
     # after them is the sources', as a quote alone is.
     own = _before_quote(reply, ground)

@@ -51,10 +51,11 @@ class PolicyLines:
     heading: str  # introduces the lines in the customer's turn, in the bot's language
     index: LexicalIndex
     searched: tuple[str, ...] = ()  # each line as it is searched: with its section's heading
-    meaning: MeaningIndex | None = None  # ranks the lines too, where the bot matches by meaning
+    meaning: MeaningIndex | None = None  # in the languages the sentence encoder knows
+    note_by_meaning: bool = False  # the note and the checks rank by meaning too ("hybrid")
     # Each message's lines ranked, best first: the note, the checks, the quote and the source
     # shown under a reply ask for the same message's lines, and meaning costs an encoding.
-    _rankings: OrderedDict[str, tuple[int, ...]] = field(
+    _rankings: OrderedDict[tuple[str, bool], tuple[int, ...]] = field(
         default_factory=OrderedDict, init=False, repr=False, compare=False
     )
 
@@ -80,16 +81,17 @@ class PolicyLines:
         if heading is None:
             headings = WITH_HELP_CENTER_HEADINGS if knowledge else DEFAULT_HEADINGS
             heading = in_language_or_english(headings, language)
-        by_words = cls(tuple(lines), heading, LexicalIndex(searched, language), tuple(searched))
+        meaning = MeaningIndex(searched) if understands(language) else None
+        by_words = cls(tuple(lines), heading, LexicalIndex(searched, language), tuple(searched), meaning)
         return by_words.matched_by(matching)
 
     def matched_by(self, matching: str) -> "PolicyLines":
-        """The same lines, ranked by shared words ("words"), or by shared words and by meaning
-        ("hybrid") in the languages the sentence encoder knows (by words alone in the others)."""
+        """The same lines, the note and the checks ranking them by shared words ("words"), or
+        by shared words and by meaning ("hybrid") in the languages the sentence encoder knows
+        (by words alone in the others)."""
         if matching not in MATCHING:
             raise ValueError(f"[reference] matching must be one of {', '.join(MATCHING)}, not {matching!r}")
-        hybrid = matching == "hybrid" and understands(self.index.language)
-        return dataclasses.replace(self, meaning=MeaningIndex(self.searched) if hybrid else None)
+        return dataclasses.replace(self, note_by_meaning=matching == "hybrid")
 
     def matching(self, message: str, count: int) -> list[str]:
         """The `count` lines that match `message` best, in the policy's order; none when it
@@ -97,26 +99,43 @@ class PolicyLines:
         gets lines beside it, however close in meaning a greeting is to some line. By meaning,
         a line may match without a word in common ("too late to send them back?" and the
         line on returns)."""
+        return self._best(message, count, self.note_by_meaning)
+
+    def shown(self, message: str, count: int) -> list[str]:
+        """The `count` lines to show the customer for `message` (quoted in place of a doubted
+        reply, or as the source under one), as `matching` finds them but ranked by meaning too
+        wherever the encoder knows the language: the customer reads these lines, and by meaning
+        the one that answers comes first more often ("Is there a number I can call?" finds the
+        phone line, which shares no word with it, rather than the lines that share "can")."""
+        return self._best(message, count, by_meaning=True)
+
+    def _best(self, message: str, count: int, by_meaning: bool) -> list[str]:
         if count <= 0:
             return []
-        return [self.lines[i] for i in sorted(self._ranked(message)[:count])]
+        return [self.lines[i] for i in sorted(self._ranked(message, by_meaning)[:count])]
 
-    def _ranked(self, message: str) -> tuple[int, ...]:
+    def _ranked(self, message: str, by_meaning: bool) -> tuple[int, ...]:
         """The lines that match `message` at all, best first (ties in the policy's order)."""
-        if (ranking := self._rankings.get(message)) is not None:
-            self._rankings.move_to_end(message)
+        key = (message, by_meaning and self.meaning is not None)
+        if (ranking := self._rankings.get(key)) is not None:
+            self._rankings.move_to_end(key)
             return ranking
         words = self.index.scores(message)
-        if self.meaning is None or not any(score > 0 for score in words):
+        if self.meaning is None or not by_meaning or not any(score > 0 for score in words):
             matched = [i for i, score in enumerate(words) if score > 0]
             ranking = tuple(sorted(matched, key=lambda i: (-words[i], i)))
         else:
             scores = fused([score if score > 0 else None for score in words], self.meaning.scores(message))
             ranking = tuple(sorted(range(len(scores)), key=lambda i: (-scores[i], i)))
-        self._rankings[message] = ranking
+        self._rankings[key] = ranking
         if len(self._rankings) > RANKINGS_KEPT:
             self._rankings.popitem(last=False)
         return ranking
+
+    def prepare(self) -> None:
+        """Begin encoding the lines for ranking by meaning, in the background."""
+        if self.meaning is not None:
+            self.meaning.prepare()
 
     def note(self, message: str, count: int) -> str | None:
         """What the model is told just before the customer's message: its best lines."""

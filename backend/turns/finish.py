@@ -151,7 +151,7 @@ class ReplyFinisher:
         person (the model wrote none of it)."""
         definition = job.message.bot.definition
         assert definition.fallback is not None
-        lines = definition.reference.matching(job.message.user.text, definition.answers.quote_lines)
+        lines = definition.reference.shown(job.message.user.text, definition.answers.quote_lines)
         quote = definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown
         shown = self._shown_so_far(job)
         text = f"{shown}\n\n{quote}" if shown else quote

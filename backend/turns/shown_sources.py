@@ -24,7 +24,7 @@ def with_passages(message: AcceptedMessage, sources: list[Source], reply: str) -
     if not sources:
         if definition.knowledge:  # a help center's lines are its articles': they come cited
             return []
-        best = definition.reference.matching(question, 1)
+        best = definition.reference.shown(question, 1)
         title = in_language_or_english(POLICY_TITLES, language)
         return [{"id": "policy", "title": title, "url": None, "passage": best[0]}] if best else []
     cites = []

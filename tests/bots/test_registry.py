@@ -45,6 +45,7 @@ async def test_a_changed_prefix_is_a_new_version_warmed_before_it_serves(make_se
     new = services.bots["shop-en"]
     assert new.prompt_version_id == reloaded["shop-en"]["prompt_version_id"] != old.prompt_version_id
     assert new.prefix != old.prefix and new.cache_salt == old.cache_salt
+    assert new.definition.reference.meaning.prepared  # its lines encoded while it warmed
     assert services.bots.prefix_of_version(old.prompt_version_id) == old.prefix.token_ids
     after = (await open_conversation(services)).conversation.id
     first = done_of(await take_turn(services, after, "How long do I have to return an item?"))

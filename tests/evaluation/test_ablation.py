@@ -31,11 +31,11 @@ def test_each_variant_switches_off_its_technique(tmp_path: Path):
     assert techniques(second_try) == (True, True, True, True)
     assert all(bot.second_try is None for bot in load_bots(shipped.prompts_dir).values())
     assert all(bot.second_try is not None for bot in load_bots(second_try.prompts_dir).values())
-    # Ranking the lines by meaning too (off as shipped) changes only how the lines are ranked.
+    # Ranking the note's lines by meaning too (off as shipped) changes only how they are ranked.
     by_meaning_too = variants["with the lines ranked by meaning too"]
     assert techniques(by_meaning_too) == (True, True, True, True)
-    assert all(bot.reference.meaning is None for bot in load_bots(shipped.prompts_dir).values())
-    assert all(bot.reference.meaning is not None for bot in load_bots(by_meaning_too.prompts_dir).values())
+    assert not any(bot.reference.note_by_meaning for bot in load_bots(shipped.prompts_dir).values())
+    assert all(bot.reference.note_by_meaning for bot in load_bots(by_meaning_too.prompts_dir).values())
     # The shipped prompts are copied, never changed.
     assert any((PROJECT_ROOT / "prompts").glob("*/examples.toml"))
 

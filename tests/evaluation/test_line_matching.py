@@ -49,3 +49,5 @@ def test_on_the_labelled_sets_words_and_meaning_find_the_answer_at_least_as_ofte
     report = first_line_hits(PROJECT_ROOT / "tests" / "quality" / "line_answers.toml")
     for figures in report.values():
         assert figures["hybrid"] >= figures["words"], figures
+        # Among the lines quoted in place of a doubted reply too.
+        assert figures["hybrid in 2"] >= figures["words in 2"], figures

@@ -61,9 +61,11 @@ def test_the_apps_quote_of_source_lines_is_the_sources_whatever_other_figures_th
     lines = [line for line in shop.source_lines if "warranty" in line][:2]
     frame = shop.quote_frames[0]
     quote = frame.replace("{line}", "\n".join(lines))
-    assert "2-year" in quote
-    assert outcome(jackets, quote, shop, passed="3-year" in quote) is Outcome.RIGHT
+    assert "2-year" in quote  # a phrase the case forbids the model to say: here the sources' own
+    assert outcome(jackets, quote, shop, passed=False) is Outcome.RIGHT
     assert outcome(RETURNS, quote, shop) is Outcome.HELD_BACK
+    asks = Case("a person", ("Can I talk to someone?",), (("3-year",),), handoff=True)
+    assert outcome(asks, quote, shop) is Outcome.HELD_BACK  # a person was asked for: not right
     # Words of its own in the frame are the model's, not a quote.
     made_up = frame.replace("{line}", "Tents carry a 5-year warranty.")
     assert outcome(jackets, made_up, shop) is Outcome.WRONG

@@ -8,6 +8,7 @@ from backend.config import PROJECT_ROOT
 from backend.prompting.assembler import PromptAssembler
 from backend.prompting.definitions import BotDefinitionError, load_bot, load_bots
 from backend.prompting.reference import PolicyLines, document_lines
+from backend.retrieval import meaning
 
 POLICY = """## Returns
 - Customers may return any unused item within 45 days of delivery.
@@ -148,6 +149,37 @@ def test_a_language_the_encoder_does_not_know_is_matched_by_words():
     assert lines.matching("Kan jag returnera varor?", 1) == ["Oanvända varor kan returneras inom 45 dagar."]
 
 
+def test_the_lines_shown_to_the_customer_are_ranked_by_meaning_whatever_the_note_is_ranked_by():
+    # The lines quoted in place of a doubted reply, or shown under one, are read by the
+    # customer: ranked by meaning too, the answering line comes first even when it shares no
+    # word with the question ("number", "call" and "The phone line"), or fewer than another.
+    contact = SHOP + "\n## Contact\n- The phone line +31 10 555 0145 is open on business days.\n"
+    by_words = PolicyLines.of(contact, "en")
+    question = "Is there a number I can call?"
+    assert by_words.matching(question, 1) == ["Unused items can be returned within 45 days of delivery."]
+    assert by_words.shown(question, 1) == ["The phone line +31 10 555 0145 is open on business days."]
+    boots = "My boots were delivered six weeks ago and I never wore them. Too late to send them back?"
+    assert by_words.shown(boots, 1) == ["Unused items can be returned within 45 days of delivery."]
+    # Only a message that shares a word with the lines is shown any, as for the note.
+    assert by_words.shown("Hello, I live in Oslo.", 2) == []
+    swedish = PolicyLines.of("## Returer\n- Oanvända varor kan returneras inom 45 dagar.\n", "sv")
+    assert swedish.shown("Kan jag returnera varor?", 1) == swedish.matching("Kan jag returnera varor?", 1)
+
+
+def test_lines_are_encoded_in_the_background_once_prepared_not_when_loaded(monkeypatch):
+    # A bot loads on the app's way to ready; its lines are encoded while its prefix warms.
+    encoded = []
+    vectors = meaning._vectors
+    monkeypatch.setattr(meaning, "_vectors", lambda passages: encoded.append(passages) or vectors(passages))
+    lines = PolicyLines.of(SHOP, "en")
+    assert encoded == [] and not lines.meaning.prepared
+    lines.prepare()
+    lines.prepare()
+    returns = "Unused items can be returned within 45 days of delivery."
+    assert lines.shown("Can I return them?", 1) == [returns]
+    assert encoded == [lines.searched]
+
+
 def test_a_bot_chooses_how_its_lines_are_matched(tmp_path):
     bot = tmp_path / "shop"
     bot.mkdir()
@@ -156,9 +188,9 @@ def test_a_bot_chooses_how_its_lines_are_matched(tmp_path):
     (bot / "policy.md").write_text(SHOP, encoding="utf-8")
     settings = 'name = "Shop"\ngreeting = "Hi"\n[vars]\ncompany = "Shop"\n'
     (bot / "bot.toml").write_text(settings + '[reference]\nmatching = "hybrid"\n', encoding="utf-8")
-    assert load_bot(bot).reference.meaning is not None
+    assert load_bot(bot).reference.note_by_meaning
     (bot / "bot.toml").write_text(settings, encoding="utf-8")
-    assert load_bot(bot).reference.meaning is None  # by words alone unless the bot asks
+    assert not load_bot(bot).reference.note_by_meaning  # by words alone unless the bot asks
     (bot / "bot.toml").write_text(settings + '[reference]\nmatching = "vectors"\n', encoding="utf-8")
     with pytest.raises(BotDefinitionError, match="matching must be one of words, hybrid"):
         load_bot(bot)

@@ -16,10 +16,10 @@ OTHER_FIGURE = "The warranty on backpacks lasts 45 days."  # 45 days: the return
 RIGHT = "All backpacks carry a 3-year warranty."
 
 
-async def turn(make_services, tiny_engine, reply: str, checks: str):
+async def turn(make_services, tiny_engine, reply: str, checks: str, question: str = QUESTION):
     services = await make_services(engine=Streams(tiny_engine, reply), answer_checks=checks)
     cid = (await open_conversation(services)).conversation.id
-    events = await take_turn(services, cid, QUESTION)
+    events = await take_turn(services, cid, question)
     shown = [event.text for event in events if isinstance(event, Token)]
     _, messages = await stored(services, cid)
     return shown, done_of(events), messages[-1]
@@ -38,6 +38,15 @@ async def test_a_doubted_reply_is_never_shown_its_source_is_quoted_instead(
     assert done.shown_ms >= done.total_ms  # its first word once written and checked
     assert stored_reply.text == shown[0] and stored_reply.withheld_text == WRONG
     assert stored_reply.doubt == done.doubt
+
+
+async def test_the_line_quoted_is_the_one_that_answers_in_other_words(make_services, tiny_engine):
+    # The phone line shares no word with the question; by shared words alone, the lines that
+    # share "can" (tents, orders) would be quoted. Ranked by meaning too, the phone line is.
+    reply = "You can call us on +31 20 123 4567."
+    shown, done, _ = await turn(make_services, tiny_engine, reply, "strict", "Is there a number I can call?")
+    assert done.withheld and "123 4567" not in shown[0]
+    assert shown[0].startswith("Here is what our policy says:") and "+31 10 555 0145" in shown[0]
 
 
 async def test_a_reply_that_passes_is_shown_whole_once_checked(make_services, tiny_engine):
