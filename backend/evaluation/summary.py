@@ -5,6 +5,8 @@ from typing import Any
 from backend.evaluation.outcomes import Outcome
 from backend.evaluation.transcript import SHOWN, SHOWN_AS_WRITTEN, CaseResult
 
+LAST_TIMINGS = ("ttft_ms", "held_ms", "checks_ms", "total_ms", SHOWN)
+
 
 def _handoffs(results: list[CaseResult]) -> dict[str, Any]:
     expected = [r for r in results if r.case.handoff]
@@ -78,6 +80,8 @@ def summarise(results: list[CaseResult], seconds: float) -> dict[str, Any]:
                 "outcome": r.outcome.value,
                 "withheld": r.said.withheld,
                 "reply": r.said.reply[:400],
+                # The last reply's: where a case's time to its first shown word went.
+                "ms": {name: r.said.timings[name][-1] for name in LAST_TIMINGS if r.said.timings[name]},
             }
             for r in results
         ],

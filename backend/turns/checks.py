@@ -106,7 +106,8 @@ async def grounded_in_matching_lines(
 ) -> Review:
     """A reply whose words are mostly not those of the lines that match the question, that
     only restates the question, or that denies where the best of them does not (or the other
-    way round): turns/grounding.py."""
+    way round): turns/grounding.py. A reply that opens with a plain yes or no is read by its
+    first sentence, which no continuation changes: a yes or no turned around is lasting."""
     started = time.perf_counter()
     definition, question = message.bot.definition, message.user.text
     lines = definition.reference.matching(question, MATCHING_LINES)
@@ -125,9 +126,12 @@ async def grounded_in_matching_lines(
     if share < grounding.MIN_GROUNDED_SHARE:
         doubts.append(f"{share:.0%} of what it says is in the lines that match the question")
     best = definition.reference.matching(question, 1)
-    if best and grounding.turned_around(reply.text, best[0], definition.language, definition.yes_no):
+    language, yes_no = definition.language, definition.yes_no
+    turned = bool(best) and grounding.turned_around(reply.text, best[0], language, yes_no)
+    if turned:
         doubts.append("denies or grants where the line that matches the question best says the opposite")
-    return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started)
+    yes_or_no = yes_no is not None and yes_no.answers_yes_or_no(reply.text)
+    return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started, lasting=turned and yes_or_no)
 
 
 async def review_reply(

@@ -1,6 +1,7 @@
 """A written reply finished: checked, its sources named, stored, the session kept hot, counted;
 or, when a gate said so, the handover message stored in its place."""
 
+import asyncio
 import dataclasses
 import functools
 import logging
@@ -46,6 +47,7 @@ class ReplyFinisher:
         self.shedding = shedding  # None: no check is ever shed
 
     async def finish(self, job: ReplyJob, generated: Generated) -> None:
+        written_at = time.perf_counter()  # its `total_s` after its start
         outcome = generated.outcome
         assert not isinstance(outcome, HandOver)
         message, assembler = job.message, self.parts.assembler
@@ -57,20 +59,24 @@ class ReplyFinisher:
         review = await self._final_review(job, finished, outcome.finish_reason)
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
-            withheld, result, finished = result.text, *self._grounded(job, result, generated.note_ids)
+            withheld, result, finished = result.text, *await self._grounded(job, result, generated.note_ids)
+        # A reply held until checked and cut short by a person: only what was checked is shown.
+        shown = self._shown_so_far(job) if job.checks.held and interrupted else result.text
+        self._show(job, shown)  # checked: shown before its sources are named and it is stored
         shown_as_written = withheld is None and not interrupted  # the quote is its own source
         if not sources and shown_as_written:
             sources = await self._sources_picked(job, finished)
-        cites = with_passages(message, sources, result.text) if shown_as_written else []
+        # Off the event loop, as the quote's lines: ranking by meaning encodes the question,
+        # and waits for the bot's lines while they are still being encoded (after a start).
+        cites = []
+        if shown_as_written:
+            cites = await asyncio.to_thread(with_passages, message, sources, result.text)
         status = await settlement.store_reply(
             self.parts.new_work, message, job.reply.message_id, result, finished, review, cites, withheld
         )
         session = Session([*message.context_ids, *finished.token_ids], job.reply.seq, result.text)
         await self.parts.context.remember(message.conversation.id, session)
-        # A reply held until checked and cut short by a person: only what was checked is shown.
-        shown = self._shown_so_far(job) if job.checks.held and interrupted else result.text
-        self._show(job, shown)
-        done = self._done(job, generated, result, status, review, cites, withheld)
+        done = self._done(job, generated, result, status, review, cites, withheld, written_at)
         job.stream.put(dataclasses.replace(done, text=shown))
         if not interrupted:  # an interrupted reply has no meaningful timings
             ttft_ms, total_ms = result.ttft_s * 1000, result.total_s * 1000
@@ -143,7 +149,7 @@ class ReplyFinisher:
     async def _keeps(self, check: str) -> bool:
         return self.shedding is None or await self.shedding.keeps(check)
 
-    def _grounded(
+    async def _grounded(
         self, job: ReplyJob, result: GenerationResult, note_ids: list[int]
     ) -> tuple[GenerationResult, FinishedReply]:
         """In place of a doubted reply (after the sentences of it already shown and checked):
@@ -151,7 +157,8 @@ class ReplyFinisher:
         person (the model wrote none of it)."""
         definition = job.message.bot.definition
         assert definition.fallback is not None
-        lines = definition.reference.shown(job.message.user.text, definition.answers.quote_lines)
+        question, count = job.message.user.text, definition.answers.quote_lines
+        lines = await asyncio.to_thread(definition.reference.shown, question, count)
         quote = definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown
         shown = self._shown_so_far(job)
         text = f"{shown}\n\n{quote}" if shown else quote
@@ -185,11 +192,11 @@ class ReplyFinisher:
         review: Review,
         cites: list[dict[str, str | None]],
         withheld: str | None,
+        written_at: float,
     ) -> Done:
         if job.checks.held:  # its first word shows once its first sentence is checked
-            shown_s = result.total_s + review.seconds
-            if job.release is not None and job.release.first_shown_at is not None:
-                shown_s -= time.perf_counter() - job.release.first_shown_at  # ends about now
+            first_shown_at = job.release.first_shown_at if job.release is not None else None
+            shown_s = result.total_s + ((first_shown_at or time.perf_counter()) - written_at)
             shown_ms = shown_s * 1000
         else:
             shown_ms = result.ttft_s * 1000 + generated.held_s * 1000

@@ -41,7 +41,7 @@ async def answering_line(engine: Engine, message: AcceptedMessage) -> Quote | No
     """The line of the bot's policy that answers the customer's message, if the judge finds one."""
     bot = message.bot
     judge = bot.judges["line_answers"]
-    lines = bot.definition.reference.shown(message.user.text, CANDIDATES)
+    lines = await asyncio.to_thread(bot.definition.reference.shown, message.user.text, CANDIDATES)
     try:
         judgements = await asyncio.gather(
             *(

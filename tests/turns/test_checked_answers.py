@@ -3,10 +3,13 @@ the checks doubt never reaches the customer, who gets the best-matching source l
 with the offer of a person; the staff see both. Through the turn on the real engine, its reply
 text replaced on purpose (the tiny model writes only newlines)."""
 
+from typing import Any
+
 import pytest
 
 from backend.prompting.definitions import BotDefinitionError, load_bot
-from backend.turns.events import Token
+from backend.turns import settlement
+from backend.turns.events import Token, TurnEvent, TurnStream
 from tests.helpers import HeldReplies, done_of, new_agent, open_conversation, stored, take_turn
 from tests.turns.test_checks import Streams
 
@@ -53,6 +56,29 @@ async def test_a_reply_that_passes_is_shown_whole_once_checked(make_services, ti
     shown, done, stored_reply = await turn(make_services, tiny_engine, RIGHT, "strict")
     assert shown == [RIGHT] and not done.withheld and done.doubt is None
     assert stored_reply.text == RIGHT and stored_reply.withheld_text is None
+
+
+@pytest.mark.parametrize("reply", [RIGHT, WRONG])
+async def test_the_checked_reply_or_its_quote_is_shown_before_it_is_stored(
+    make_services, tiny_engine, monkeypatch, reply
+):
+    order: list[str] = []
+    put, store = TurnStream.put, settlement.store_reply
+
+    def put_logged(stream: TurnStream, event: TurnEvent) -> None:
+        order.append(type(event).__name__)
+        put(stream, event)
+
+    async def store_logged(*args: Any, **kwargs: Any) -> Any:
+        order.append("stored")
+        return await store(*args, **kwargs)
+
+    monkeypatch.setattr(TurnStream, "put", put_logged)
+    monkeypatch.setattr(settlement, "store_reply", store_logged)
+    shown, _, stored_reply = await turn(make_services, tiny_engine, reply, "strict")
+
+    assert "".join(shown) == stored_reply.text  # the reply, or the quote in its place
+    assert order.index("Token") < order.index("stored") < order.index("Done")
 
 
 async def test_strict_wants_figures_from_the_lines_that_match_the_question(make_services, tiny_engine):

@@ -169,14 +169,30 @@ async def test_an_opening_that_says_nothing_yet_waits_for_the_sentence_that_does
     assert not done.withheld and done.text == opening + RIGHT_NEXT
 
 
-async def stopped(make_services, tiny_engine, pieces: list[str]):
+async def test_a_yes_where_the_best_line_says_no_stops_the_reply_at_its_first_sentence(
+    make_services, tiny_engine
+):
+    # A plain yes or no is read by its first sentence (what the customer acts on): once it is
+    # written, no continuation changes it. Unchecked, the yes would only restate the question.
+    codes = "Can I use the welcome code together with the newsletter code?"
+    opening = "Yes, you can use both codes."
+    engine, events, stored_reply = await stopped(
+        make_services, tiny_engine, [opening, *[" More"] * 20], codes
+    )
+    done = done_of(events)
+    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
+    assert "says the opposite" in done.doubt and "cannot be combined" in done.text
+    assert stored_reply.withheld_text.startswith(opening)
+
+
+async def stopped(make_services, tiny_engine, pieces: list[str], question: str = QUESTION):
     """A turn whose reply is written as `pieces` and never let end: the engine, the turn's
     events, and the reply as stored."""
     engine = Pieces(tiny_engine, pieces)
     services = await make_services(engine=engine, answer_checks="strict")
     cid = (await open_conversation(services)).conversation.id
     async with services.new_work() as work:
-        turn = await services.turns.take(work, cid, QUESTION)
+        turn = await services.turns.take(work, cid, question)
     events = await asyncio.wait_for(collect(turn.events()), timeout=30)
     _, messages = await stored(services, cid)
     return engine, events, messages[-1]
