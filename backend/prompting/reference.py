@@ -8,6 +8,7 @@ exactly the ids of earlier ones.
 """
 
 import dataclasses
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,10 @@ class PolicyLines:
     # shown under a reply ask for the same message's lines, and meaning costs an encoding.
     _rankings: OrderedDict[tuple[str, bool], tuple[int, ...]] = field(
         default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
+    # Rankings are asked for from worker threads too (an encoding is not done on the event loop).
+    _rankings_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
     )
 
     @classmethod
@@ -117,9 +122,10 @@ class PolicyLines:
     def _ranked(self, message: str, by_meaning: bool) -> tuple[int, ...]:
         """The lines that match `message` at all, best first (ties in the policy's order)."""
         key = (message, by_meaning and self.meaning is not None)
-        if (ranking := self._rankings.get(key)) is not None:
-            self._rankings.move_to_end(key)
-            return ranking
+        with self._rankings_lock:
+            if (ranking := self._rankings.get(key)) is not None:
+                self._rankings.move_to_end(key)
+                return ranking
         words = self.index.scores(message)
         if self.meaning is None or not by_meaning or not any(score > 0 for score in words):
             matched = [i for i, score in enumerate(words) if score > 0]
@@ -127,9 +133,10 @@ class PolicyLines:
         else:
             scores = fused([score if score > 0 else None for score in words], self.meaning.scores(message))
             ranking = tuple(sorted(range(len(scores)), key=lambda i: (-scores[i], i)))
-        self._rankings[key] = ranking
-        if len(self._rankings) > RANKINGS_KEPT:
-            self._rankings.popitem(last=False)
+        with self._rankings_lock:
+            self._rankings[key] = ranking
+            if len(self._rankings) > RANKINGS_KEPT:
+                self._rankings.popitem(last=False)
         return ranking
 
     def prepare(self) -> None:
