@@ -39,6 +39,7 @@ class FinishedReply:
     token_ids: list[int]  # as they join the conversation's context
     written_tokens: int = 0  # of them, those the model wrote (not the note, not the turn's end)
     whole: bool = True  # False: the reply so far, up to the end of a sentence (`release.py`)
+    mid_sentence: bool = False  # the reply so far ends at a clause's end, inside a sentence
 
 
 ReplyCheck = Callable[[Engine, AcceptedMessage, FinishedReply], Awaitable[Review]]
@@ -131,7 +132,9 @@ async def grounded_in_matching_lines(
     if turned:
         doubts.append("denies or grants where the line that matches the question best says the opposite")
     yes_or_no = yes_no is not None and yes_no.answers_yes_or_no(reply.text)
-    return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started, lasting=turned and yes_or_no)
+    # Inside the first sentence a yes may still be restricted ("Yes, but only ..."): not yet lasting.
+    lasting = turned and yes_or_no and not reply.mid_sentence
+    return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started, lasting=lasting)
 
 
 async def review_reply(

@@ -134,6 +134,8 @@ class ReplyFinisher:
             checks = [*await self._optional(job), *self.checks, *strict]
             if job.release is not None:
                 job.release.checks = checks
+        if finished.mid_sentence:  # the model's judges read whole sentences
+            checks = [check for check in checks if check not in self.judged.values()]
         return await review_reply(checks, job.engine, job.message, finished)
 
     async def _optional(self, job: ReplyJob) -> list[ReplyCheck]:

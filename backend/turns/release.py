@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from backend.engine.interface import TokenDelta
 from backend.turns.checks import FinishedReply, ReplyCheck, Review
 from backend.turns.events import Token, TurnStream
-from backend.turns.sentences import ended_before, ends_with
+from backend.turns.sentences import clause_ended_before, clause_ends_with, ended_before, ends_with
 
 
 class CheckedRelease:
@@ -37,7 +37,8 @@ class CheckedRelease:
         self.stream = stream
         self.live = live  # checked as the sentences end; else only `replay`ed, after the reply
         self.deltas: list[TokenDelta] = []
-        self.ends: list[int] = []  # how many deltas each sentence so far ends after
+        # How many deltas each sentence or clause so far ends after, and whether a sentence does.
+        self.ends: list[tuple[int, bool]] = []
         self.shown = ""  # the reply's readable text the customer has been shown
         self.first_shown_at: float | None = None  # time.perf_counter() of its first word
         self.checks: list[ReplyCheck] | None = None  # the reply's checks, chosen once (`finish.py`)
@@ -66,15 +67,17 @@ class CheckedRelease:
         self._answers_yes_or_no, self._says_something = answers_yes_or_no, says_something
 
     def feed(self, delta: TokenDelta) -> None:
-        """The reply's next piece; a sentence that ended before it or with it is checked."""
-        if self.deltas and ended_before(self.deltas[-1].text, delta.text):
-            self._sentence_ended()
+        """The reply's next piece; a sentence or clause that ended before it or with it is checked."""
+        if self.deltas:
+            before = self.deltas[-1].text
+            if ended_before(before, delta.text) or clause_ended_before(before, delta.text):
+                self._ended(sentence=ended_before(before, delta.text))
         self.deltas.append(delta)
-        if ends_with(delta.text):
-            self._sentence_ended()
+        if ends_with(delta.text) or clause_ends_with(delta.text):
+            self._ended(sentence=ends_with(delta.text))
 
-    def _sentence_ended(self) -> None:
-        self.ends.append(len(self.deltas))
+    def _ended(self, *, sentence: bool) -> None:
+        self.ends.append((len(self.deltas), sentence))
         if self.live and (self._checking is None or self._checking.done()):
             self._checking = asyncio.create_task(self._check_latest())
 
@@ -87,11 +90,11 @@ class CheckedRelease:
         self._checking = None
 
     async def replay(self) -> None:
-        """Each sentence end reviewed in order, as `feed` would have as they came."""
-        for end in self.ends:
+        """Each sentence and clause end reviewed in order, as `feed` would have as they came."""
+        for end, sentence in self.ends:
             if self.doubt is not None:
                 return
-            await self._check(end)
+            await self._check(end, sentence)
 
     def rest(self, whole: str) -> str:
         """What of the whole reply's readable text is still to be shown."""
@@ -103,10 +106,10 @@ class CheckedRelease:
             self.first_shown_at = time.perf_counter()
 
     async def _check_latest(self) -> None:
-        while self.ends[-1] > self._checked and self.doubt is None:
-            await self._check(self.ends[-1])
+        while self.ends[-1][0] > self._checked and self.doubt is None:
+            await self._check(*self.ends[-1])
 
-    async def _check(self, end: int) -> None:
+    async def _check(self, end: int, sentence: bool) -> None:
         assert self._review is not None, "attach() first"
         self._checked = end
         deltas = self.deltas[:end]
@@ -114,13 +117,15 @@ class CheckedRelease:
         text = self._readable(raw)
         if not text.startswith(self.shown) or not text[len(self.shown) :].strip():
             return  # nothing new to read (or a heading the whole reply will drop)
-        so_far = FinishedReply(text, self._reply_ids(ids), written_tokens=len(ids), whole=False)
+        so_far = FinishedReply(
+            text, self._reply_ids(ids), written_tokens=len(ids), whole=False, mid_sentence=not sentence
+        )
         review = await self._review(so_far)
         if review.doubts:
-            opening = not self.shown and self._says_something(text)
+            opening = sentence and not self.shown and self._says_something(text)
             if review.lasting or opening:
                 self.doubt = review
-        elif not self._answers_yes_or_no(text):
+        elif sentence and not self._answers_yes_or_no(text):
             new = text[len(self.shown) :]
             self.stream.put(Token(new))
             self.mark_shown(new)

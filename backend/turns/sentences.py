@@ -1,11 +1,16 @@
-"""Where a reply's sentences end, in any script: the unit a held reply is checked and shown in
-(`release.py`), and the first sentence a plain yes or no is read by (`grounding.py`)."""
+"""Where a reply's sentences and clauses end, in any script: the unit a held reply is checked
+and shown in, and the points inside a sentence where what it asserts so far is whole enough to
+be found wrong for good (`release.py`); the first sentence a plain yes or no is read by
+(`grounding.py`)."""
 
 import re
 
 # A sentence ends in one of these followed by a space, or in a full-width stop or a line break.
 STOPS = ".!?…"
 CLOSED_STOPS = "。！？\n"
+# A clause ends in one of these followed by a space ("3," goes on as "3,000"), or a full-width one.
+CLAUSE_STOPS = ",;:"
+CLOSED_CLAUSE_STOPS = "，；：、"
 _ENDS = re.compile(rf"(?<=[{re.escape(STOPS)}])\s+|(?<=[{CLOSED_STOPS}])")
 
 
@@ -29,3 +34,14 @@ def ended_before(before: str, after: str) -> bool:
     """A sentence ended with the piece `before`, as the next one (`after`) shows: a stop then a
     space ("3.5" is a figure, "3. " an end)."""
     return before[-1:] in tuple(STOPS) and after[:1].isspace()
+
+
+def clause_ends_with(piece: str) -> bool:
+    """A clause ends with this piece: a full-width comma, or a comma (semicolon, colon) and a space."""
+    last, stop = piece[-1:], piece.rstrip()[-1:]
+    return last in tuple(CLOSED_CLAUSE_STOPS) or (last.isspace() and stop in tuple(CLAUSE_STOPS))
+
+
+def clause_ended_before(before: str, after: str) -> bool:
+    """A clause ended with the piece `before`, as the next one shows: a comma then a space."""
+    return before[-1:] in tuple(CLAUSE_STOPS) and after[:1].isspace()

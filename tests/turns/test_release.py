@@ -11,7 +11,14 @@ import pytest
 from backend.engine.interface import GenerationResult, SampleProgress, TokenDelta
 from backend.turns.agreement import Samples, enough_tokens
 from backend.turns.events import Done, Token
-from backend.turns.sentences import completes_sentence, ended_before, ends_with, first_sentence
+from backend.turns.sentences import (
+    clause_ended_before,
+    clause_ends_with,
+    completes_sentence,
+    ended_before,
+    ends_with,
+    first_sentence,
+)
 from tests.helpers import WrappedEngine, done_of, open_conversation, stored
 
 QUESTION = "How long is the warranty on backpacks?"
@@ -70,6 +77,13 @@ def test_a_sentence_ends_at_a_stop_and_a_space_not_inside_a_figure():
     assert not completes_sentence("within 3", ".5 years")
     assert first_sentence("Yes, within 3.5 years. Not after.") == "Yes, within 3.5 years."
     assert first_sentence("可以。但是要申请。") == "可以。" and first_sentence("No") == "No"
+
+
+def test_a_clause_ends_at_a_comma_and_a_space_not_inside_a_figure():
+    assert clause_ended_before("No,", " you") and clause_ends_with("within 14 days, ")
+    assert clause_ends_with("可以，")
+    assert clause_ends_with("Note: ") and not clause_ended_before("3,", "000") and not clause_ends_with("3,")
+    assert not clause_ends_with("warranty. ") and not clause_ended_before("", " ")
 
 
 async def test_a_checked_sentence_is_shown_before_the_reply_ends(make_services, tiny_engine):
@@ -143,6 +157,35 @@ async def test_a_figure_no_continuation_can_take_back_stops_the_reply_there(make
     assert done.text.startswith("Here is what our policy says:") and done.doubt.startswith("2 year")
     assert not any("2 years" in event.text for event in events if isinstance(event, Token))
     assert stored_reply.withheld_text.startswith(WRONG_NEXT.strip() + " More")
+
+
+async def test_a_wrong_figure_stops_the_reply_at_its_clause_before_its_sentence_ends(
+    make_services, tiny_engine
+):
+    # The sentence never ends; the figure is whole at the comma, and wrong whatever follows.
+    pieces = ["The warranty on backpacks is 2 years,", " and", *[" more"] * 20]
+    engine, events, stored_reply = await stopped(make_services, tiny_engine, pieces)
+    done = done_of(events)
+    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
+    assert done.doubt.startswith("2 year") and "2 years" not in done.text
+    assert stored_reply.withheld_text.startswith("The warranty on backpacks is 2 years, and")
+
+
+@pytest.mark.parametrize("one_at_a_time", [False, True])
+async def test_a_yes_is_read_by_its_whole_first_sentence_not_its_first_clause(
+    make_services, tiny_engine, one_at_a_time
+):
+    # "Yes," alone grants where the line denies; the sentence it opens restricts it.
+    codes = "Can I use the welcome code together with the newsletter code?"
+    pieces = ["Yes,", " but", " discount codes", " cannot be combined."]
+    engine = Pieces(tiny_engine, pieces)
+    engine.go.set()
+    services = await make_services(engine=engine, answer_checks="strict", one_request_at_a_time=one_at_a_time)
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, codes)
+    done = done_of(await asyncio.wait_for(collect(turn.events()), timeout=30))
+    assert not done.withheld and done.text == "".join(pieces)
 
 
 async def test_a_doubt_before_anything_is_shown_stops_the_reply_there(make_services, tiny_engine):
