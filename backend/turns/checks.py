@@ -111,27 +111,26 @@ async def grounded_in_matching_lines(
     first sentence, which no continuation changes: a yes or no turned around is lasting."""
     started = time.perf_counter()
     definition, question = message.bot.definition, message.user.text
+    language, yes_no = definition.language, definition.yes_no
+    yes_or_no = yes_no is not None and yes_no.answers_yes_or_no(reply.text)
     lines = definition.reference.matching(question, MATCHING_LINES)
     if not lines:  # nothing in the sources is about it: a plain yes or no is made up
         made_up = ("answers yes or no where nothing in the sources is about the question",)
-        yes_or_no = definition.yes_no is not None and definition.yes_no.answers_yes_or_no(reply.text)
         return Review(
             doubts=made_up if yes_or_no else (),
             seconds=time.perf_counter() - started,
             lasting=True,  # a reply's opening does not change
         )
     doubts = []
-    if grounding.restates_the_question(reply.text, question, definition.language):
+    if grounding.restates_the_question(reply.text, question, language):
         doubts.append("restates the question and adds nothing from the sources")
-    share = grounding.grounded_share(reply.text, lines, question, definition.language)
+    share = grounding.grounded_share(reply.text, lines, question, language)
     if share < grounding.MIN_GROUNDED_SHARE:
         doubts.append(f"{share:.0%} of what it says is in the lines that match the question")
     best = definition.reference.matching(question, 1)
-    language, yes_no = definition.language, definition.yes_no
     turned = bool(best) and grounding.turned_around(reply.text, best[0], language, yes_no)
     if turned:
         doubts.append("denies or grants where the line that matches the question best says the opposite")
-    yes_or_no = yes_no is not None and yes_no.answers_yes_or_no(reply.text)
     # Inside the first sentence a yes may still be restricted ("Yes, but only ..."): not yet lasting.
     lasting = turned and yes_or_no and not reply.mid_sentence
     return Review(doubts=tuple(doubts), seconds=time.perf_counter() - started, lasting=lasting)
