@@ -38,7 +38,7 @@ class FinishedReply:
     text: str
     token_ids: list[int]  # as they join the conversation's context
     written_tokens: int = 0  # of them, those the model wrote (not the note, not the turn's end)
-    whole: bool = True  # False: the reply so far, up to the end of a sentence (`release.py`)
+    whole: bool = True  # False: the reply so far, up to a sentence's or a clause's end (`release.py`)
     mid_sentence: bool = False  # the reply so far ends at a clause's end, inside a sentence
 
 

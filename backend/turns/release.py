@@ -1,24 +1,27 @@
 """A reply held until checked, shown a sentence at a time: each sentence once the reply up to
 its end has passed every check a whole reply must pass.
 
-The customer reads the first sentence while the model writes the next, instead of waiting
-for the whole reply. Whatever is shown has passed the checks: the reply up to a sentence's
-end is reviewed as if it ended there (its samples compared as far as they have been written
-to that length, `agreement.py`). A doubt no continuation can lift (a figure given stays
-given, `Review.lasting`) stops the reply there, and so does any doubt of an opening that says
+The customer reads the first sentence while the model writes the next, instead of waiting for
+the whole reply. Whatever is shown has passed the checks: the reply up to a sentence's end is
+reviewed as if it ended there (its samples compared as far as they have been written to that
+length, `agreement.py`). A doubt no continuation can lift (a figure given stays given,
+`Review.lasting`) stops the reply there, and so does any doubt of an opening that says
 something of its own while nothing is shown yet: the reply would open with the doubted words
 whatever followed, so its source lines are quoted at once instead of after a whole reply. An
 opening that says nothing yet of what the sources say ("Sure!", "Great question!") waits for
-the sentence that does. Once something is shown, a doubt shows nothing more for now; the
-next sentence's review may pass (a claim the next sentence restricts). Once the reply is
-written, it is reviewed whole; if that doubts it, the rest is not shown, and its source
-lines are quoted after what was (`finish.py`). A reply that opens with a plain yes or no is
-shown only whole: the customer acts on the yes, and a reply the checks doubt further on is
-no ground for it.
+the sentence that does. Once something is shown, a doubt shows nothing more for now; the next
+sentence's review may pass (a claim the next sentence restricts). Inside a sentence, the reply
+so far is reviewed too at each clause's end ("No, ", "within 14 days, "), where a figure has
+its unit and a yes or no is said; nothing is shown there, and only a lasting doubt counts (a
+grant may still be restricted: "Yes, but only ..."), so a wrong figure or a guessed yes stops
+the reply before its sentence ends. Once the reply is written, it is reviewed whole; if that
+doubts it, the rest is not shown, and its source lines are quoted after what was
+(`finish.py`). A reply that opens with a plain yes or no is shown only whole: the customer
+acts on the yes, and a reply the checks doubt further on is no ground for it.
 
 When a turn's requests go one at a time (the eval), nothing is checked while the reply is
-written (a check would share its steps); its sentences are reviewed after it, in order
-(`replay`), and what is shown is the same as if they had been checked as they came.
+written (a check would share its steps); its sentences and clauses are reviewed after it, in
+order (`replay`), and what is shown is the same as if they had been checked as they came.
 """
 
 import asyncio
