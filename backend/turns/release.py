@@ -71,13 +71,16 @@ class CheckedRelease:
 
     def feed(self, delta: TokenDelta) -> None:
         """The reply's next piece; a sentence or clause that ended before it or with it is checked."""
-        if self.deltas:
-            before = self.deltas[-1].text
-            if ended_before(before, delta.text) or clause_ended_before(before, delta.text):
-                self._ended(sentence=ended_before(before, delta.text))
+        before = self.deltas[-1].text if self.deltas else ""
+        if ended_before(before, delta.text):
+            self._ended(sentence=True)
+        elif clause_ended_before(before, delta.text):
+            self._ended(sentence=False)
         self.deltas.append(delta)
-        if ends_with(delta.text) or clause_ends_with(delta.text):
-            self._ended(sentence=ends_with(delta.text))
+        if ends_with(delta.text):
+            self._ended(sentence=True)
+        elif clause_ends_with(delta.text):
+            self._ended(sentence=False)
 
     def _ended(self, *, sentence: bool) -> None:
         self.ends.append((len(self.deltas), sentence))

@@ -27,21 +27,29 @@ def completes_sentence(before: str, piece: str) -> bool:
 
 def ends_with(piece: str) -> bool:
     """A sentence ends with this piece: a full-width stop or a line break, or a stop and a space."""
-    return piece[-1:] in tuple(CLOSED_STOPS) or (piece[-1:].isspace() and piece.rstrip()[-1:] in tuple(STOPS))
+    return _closes(piece, STOPS, CLOSED_STOPS)
 
 
 def ended_before(before: str, after: str) -> bool:
     """A sentence ended with the piece `before`, as the next one (`after`) shows: a stop then a
     space ("3.5" is a figure, "3. " an end)."""
-    return before[-1:] in tuple(STOPS) and after[:1].isspace()
+    return _closed_before(before, after, STOPS)
 
 
 def clause_ends_with(piece: str) -> bool:
     """A clause ends with this piece: a full-width comma, or a comma (semicolon, colon) and a space."""
-    last, stop = piece[-1:], piece.rstrip()[-1:]
-    return last in tuple(CLOSED_CLAUSE_STOPS) or (last.isspace() and stop in tuple(CLAUSE_STOPS))
+    return _closes(piece, CLAUSE_STOPS, CLOSED_CLAUSE_STOPS)
 
 
 def clause_ended_before(before: str, after: str) -> bool:
     """A clause ended with the piece `before`, as the next one shows: a comma then a space."""
-    return before[-1:] in tuple(CLAUSE_STOPS) and after[:1].isspace()
+    return _closed_before(before, after, CLAUSE_STOPS)
+
+
+def _closes(piece: str, stops: str, closed_stops: str) -> bool:
+    """The piece ends in one of `closed_stops`, or in one of `stops` and a space."""
+    return piece[-1:] in tuple(closed_stops) or (piece[-1:].isspace() and piece.rstrip()[-1:] in tuple(stops))
+
+
+def _closed_before(before: str, after: str, stops: str) -> bool:
+    return before[-1:] in tuple(stops) and after[:1].isspace()
