@@ -56,7 +56,7 @@ class ReplyFinisher:
         result = dataclasses.replace(outcome, text=text)
         context_ids = [*generated.note_ids, *assembler.reply(result.token_ids)]
         finished = FinishedReply(result.text, context_ids, written_tokens=len(result.token_ids))
-        review = await self._final_review(job, finished, outcome.finish_reason)
+        review = await self._final_review(job, finished, outcome.finish_reason, generated.quoted)
         withheld = None
         if job.checks.held and review.doubts:  # not shown: its sources are quoted instead
             withheld, result, finished = result.text, *await self._grounded(job, result, generated.note_ids)
@@ -84,15 +84,20 @@ class ReplyFinisher:
             slug = message.bot.definition.slug
             await self.parts.metrics.reply(Reply(slug, True, ttft_ms, total_ms, *usage, total_ms - ttft_ms))
 
-    async def _final_review(self, job: ReplyJob, finished: FinishedReply, finish_reason: str) -> Review:
-        """No doubt for a reply a person cut short; the lasting doubt a reply was stopped by;
-        else the whole reply's, once the check of its sentences still running is dropped.
+    async def _final_review(
+        self, job: ReplyJob, finished: FinishedReply, finish_reason: str, quoted: bool
+    ) -> Review:
+        """No doubt for a reply a person cut short, nor for the app's quote of policy lines
+        (their own words, `quotes.py`: its samples are dropped); the lasting doubt a reply was
+        stopped by; else the whole reply's, once the check of its sentences still running is dropped.
         When nothing was checked as it was written, its sentences are now, in order: what
         they show, and a lasting doubt among them, are as if they had been."""
         release = job.release
         if release is not None:
             await release.settle()
-        if finish_reason == "interrupted":
+        if quoted and job.samples is not None:
+            job.samples.cancel()
+        if finish_reason == "interrupted" or quoted:
             return Review()
         if release is None:
             return await self._review(job, finished)

@@ -65,19 +65,27 @@ async def answering_line(engine: Engine, message: AcceptedMessage) -> Quote | No
     return Quote(lines[best], judgements[best].p_yes)
 
 
-def quoted_reply(
+async def quoted_reply(
     job: ReplyJob, format: ChatFormat, quote: Quote, said: StreamAccumulator
 ) -> GenerationResult:
-    """The reply that quotes a policy line, in place of the first one, which nobody saw. Its
-    first token is the whole quote, timed from the turn's start (gates included); the model
-    wrote none of it, so it has no prompt of its own."""
-    quoting = job.message.bot.definition.quoting
+    """The reply that quotes a policy line, in place of the first one, which nobody saw: the
+    line the judge found, then the lines that match the question best (those a doubted reply's
+    quote gives, `finish.py`), should the judge have picked the wrong one. The lines are the
+    policy's own words, so the quote is shown unchecked, at once. Its first token is the whole
+    quote, timed from the turn's start (gates included); the model wrote none of it, so it has
+    no prompt of its own."""
+    definition = job.message.bot.definition
+    quoting = definition.quoting
     assert quoting is not None, "only a bot with a line_answers judge quotes"
-    text = quoting.quote(quote.line)
+    best = await asyncio.to_thread(
+        definition.reference.shown, job.message.user.text, definition.answers.quote_lines
+    )
+    text = quoting.quote("\n".join(dict.fromkeys([quote.line, *best])))
     said.prompt_tokens = 0
     ids = format.encode_text(text)
     said.add(text, ids)
-    job.show(text, ids)
+    if not job.checks.held:  # else `finish.py` shows it, past the checks the model's words get
+        job.show(text, ids)
     logger.info("reply to message %s: %s", job.message.user.id, quote.reason)
     return said.result()
 

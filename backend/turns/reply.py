@@ -191,8 +191,8 @@ class Replies:
     ) -> Generated:
         """The first reply was dropped unseen: a policy line quoted, a second try, or a person."""
         if isinstance(decided, Quoted):
-            result = quoted_reply(job, self.parts.assembler.format, decided.quote, said)
-            return Generated(result, 0.0, second_try=decided.quote.reason)
+            result = await quoted_reply(job, self.parts.assembler.format, decided.quote, said)
+            return Generated(result, 0.0, second_try=decided.quote.reason, quoted=True)
         contradiction = decided.contradiction
         logger.info("reply %s dropped unseen: %s", job.reply.message_id, contradiction.reason)
         definition = job.message.bot.definition

@@ -75,6 +75,7 @@ class Generated:
     held_s: float  # how long its first token was held back: for the gates, and its opening's check
     note_ids: list[int] = dataclasses.field(default_factory=list)  # a second try's note, before the reply
     second_try: str | None = None  # why the first reply was dropped unseen (a second try or a quote)
+    quoted: bool = False  # the reply is the app's quote of policy lines (`quotes.py`), not the model's
 
 
 async def pass_on(

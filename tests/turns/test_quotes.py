@@ -125,9 +125,14 @@ async def test_a_reply_that_says_it_does_not_know_is_replaced_by_the_policy_line
     quoted = done_of(events)
     definition = services.bots["shop-en"].definition
     assert definition.quoting is not None
-    assert quoted.text in {
-        definition.quoting.quote(line) for line in definition.reference.matching(QUESTION, 3)
+    # The line the judge found first, then the lines a doubted reply's quote gives.
+    best = definition.reference.shown(QUESTION, definition.answers.quote_lines)
+    quotes = {
+        definition.quoting.quote("\n".join(dict.fromkeys([line, *best])))
+        for line in definition.reference.shown(QUESTION, 3)
     }
+    assert quoted.text in quotes
+    assert quoted.doubt is None and not quoted.withheld  # the policy's own words: shown unchecked
     assert quoted.second_try is not None and "quoted the policy line" in quoted.second_try
     assert "".join(e.text for e in events if isinstance(e, Token)) == quoted.text  # only the quote shown
     assert quoted.ttft_ms is not None and quoted.ttft_ms > 0
@@ -138,6 +143,14 @@ async def test_a_reply_that_says_it_does_not_know_is_replaced_by_the_policy_line
     following = done_of(await take_turn(services, cid, "And for a tent?"))
     assert kept.prompt_tokens is not None and following.cached_tokens is not None
     assert following.cached_tokens >= kept.prompt_tokens // 32 * 32 - 32
+
+    # Held until checked against samples (as shipped), the quote is shown at once, whole:
+    # the policy's own words are not checked, and the reply's samples are not waited for.
+    held = await shop_en_services(model_judges=True, answer_checks="balanced", answer_samples=4)
+    _, events = await first_turn(held, QUESTION)
+    done = done_of(events)
+    assert [e.text for e in events if isinstance(e, Token)] == [done.text] and done.text in quotes
+    assert done.doubt is None and not done.withheld
 
 
 @pytest.mark.default_model
