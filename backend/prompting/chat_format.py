@@ -89,6 +89,10 @@ class ChatFormat:
         """Message text as tokens; special-token strings stay plain text."""
         return list(self.tokenizer.encode(text, add_special_tokens=False, split_special_tokens=True))
 
+    def decode_text(self, token_ids: list[int]) -> str:
+        """Generated tokens as text, as the engine streams them (special tokens left out)."""
+        return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
+
     def message(self, wrapper: Wrapper, text: str) -> list[int]:
         return [*wrapper.before, *self.encode_text(text), *wrapper.after]
 

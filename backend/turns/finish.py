@@ -119,6 +119,7 @@ class ReplyFinisher:
             reply_ids=self.parts.assembler.reply,
             answers_yes_or_no=functools.partial(_answers_yes_or_no, job.message.bot.definition.yes_no),
             says_something=functools.partial(_says_something, job.message),
+            decode=self.parts.assembler.format.decode_text,
         )
 
     def _read(self, job: ReplyJob, raw: str) -> tuple[str, list[Source]]:

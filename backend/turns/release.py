@@ -51,6 +51,7 @@ class CheckedRelease:
         self._reply_ids: Callable[[list[int]], list[int]] = list
         self._answers_yes_or_no: Callable[[str], bool] = lambda text: False
         self._says_something: Callable[[str], bool] = lambda text: True
+        self._decode: Callable[[list[int]], str] | None = None
         self._checked = 0  # the sentence end last reviewed, in deltas
         self._checking: asyncio.Task[None] | None = None
 
@@ -61,16 +62,24 @@ class CheckedRelease:
         reply_ids: Callable[[list[int]], list[int]],
         answers_yes_or_no: Callable[[str], bool],
         says_something: Callable[[str], bool],
+        decode: Callable[[list[int]], str] | None = None,
     ) -> None:
         """How the reply's raw text is read by the customer, how it is reviewed, the token ids
         of a reply that ends with given ones (what a model's check reads after the prompt),
-        whether a reply opens with a plain yes or no, and whether it says something of its own
-        about what the sources say (`grounding.speaks_of_the_lines`)."""
+        whether a reply opens with a plain yes or no, whether it says something of its own
+        about what the sources say (`grounding.speaks_of_the_lines`), and how generated tokens
+        read as text (to find the ends inside a piece of several)."""
         self._readable, self._review, self._reply_ids = readable, review, reply_ids
         self._answers_yes_or_no, self._says_something = answers_yes_or_no, says_something
+        self._decode = decode
 
     def feed(self, delta: TokenDelta) -> None:
-        """The reply's next piece; a sentence or clause that ended before it or with it is checked."""
+        """The reply's next tokens; a sentence or clause that ended before them or among them is
+        checked there. Drafted tokens come several to a step: "know. Would" holds an end."""
+        for piece in token_pieces(delta, self._decode):
+            self._feed_piece(piece)
+
+    def _feed_piece(self, delta: TokenDelta) -> None:
         before = self.deltas[-1].text if self.deltas else ""
         if ended_before(before, delta.text):
             self._ended(sentence=True)
@@ -135,3 +144,20 @@ class CheckedRelease:
             new = text[len(self.shown) :]
             self.stream.put(Token(new))
             self.mark_shown(new)
+
+
+def token_pieces(delta: TokenDelta, decode: Callable[[list[int]], str] | None) -> list[TokenDelta]:
+    """A piece of several tokens cut after each token that ends a whole character of its text:
+    the points where a sentence or clause inside it can end. Whole if it cannot be cut so (its
+    first character began in the piece before, or the text is not its tokens' alone)."""
+    ids = delta.token_ids
+    if decode is None or len(ids) < 2 or decode(ids) != delta.text:
+        return [delta]
+    pieces, cut, taken = [], 0, 0
+    for count in range(1, len(ids)):
+        text = decode(ids[:count])
+        if delta.text.startswith(text) and len(text) > taken:
+            pieces.append(TokenDelta(text[taken:], ids[cut:count]))
+            cut, taken = count, len(text)
+    pieces.append(TokenDelta(delta.text[taken:], ids[cut:]))
+    return pieces

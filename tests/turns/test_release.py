@@ -11,6 +11,7 @@ import pytest
 from backend.engine.interface import GenerationResult, SampleProgress, TokenDelta
 from backend.turns.agreement import Samples, enough_tokens
 from backend.turns.events import Done, Token
+from backend.turns.release import token_pieces
 from backend.turns.sentences import (
     clause_ended_before,
     clause_ends_with,
@@ -28,12 +29,14 @@ RIGHT_NEXT = " Zips are covered too."
 
 
 class Pieces(WrappedEngine):
-    """A reply written as the given pieces; its end waits until the test lets it go."""
+    """A reply written as the given pieces; its end waits until the test lets it go. Each
+    piece is one token, or the tokens `encode` makes of it (drafted tokens come several to a step)."""
 
     def __init__(self, inner, pieces: list[str]):
         super().__init__(inner)
         self.pieces = pieces
         self.go = asyncio.Event()
+        self.encode = None
 
     async def stream(self, prompt_ids, **options):
         if not str(options.get("request_id", "")).startswith("reply-"):
@@ -42,7 +45,7 @@ class Pieces(WrappedEngine):
             return
         for n, piece in enumerate(self.pieces):
             await asyncio.sleep(0.01)  # a step of the engine
-            yield TokenDelta(piece, [100 + n])
+            yield TokenDelta(piece, self.encode(piece) if self.encode else [100 + n])
         await self.go.wait()
         ids = [100 + n for n in range(len(self.pieces))]
         yield GenerationResult("".join(self.pieces), ids, "stop", len(prompt_ids), 0, 0.01, 0.02)
@@ -169,6 +172,32 @@ async def test_a_wrong_figure_stops_the_reply_at_its_clause_before_its_sentence_
     assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
     assert done.doubt.startswith("2 year") and "2 years" not in done.text
     assert stored_reply.withheld_text.startswith("The warranty on backpacks is 2 years, and")
+
+
+def test_a_piece_of_several_tokens_is_cut_after_each_whole_character():
+    # Tokens 1-4 read "No", ", ", "we" and half of "é"; 5 ends it and a space.
+    texts = {1: b"No", 2: b", ", 3: b"we", 4: b"\xc3", 5: b"\xa9 "}
+
+    def decode(ids):
+        return b"".join(texts[i] for i in ids).decode(errors="replace")
+
+    pieces = token_pieces(TokenDelta("No, weé ", [1, 2, 3, 4, 5]), decode)
+    assert [(p.text, p.token_ids) for p in pieces] == [("No", [1]), (", ", [2]), ("we", [3]), ("é ", [4, 5])]
+    # Its first character began in the piece before: it is left whole.
+    assert token_pieces(TokenDelta("é ", [5]), decode) == [TokenDelta("é ", [5])]
+    assert token_pieces(TokenDelta("?é ", [4, 5]), decode) == [TokenDelta("?é ", [4, 5])]
+
+
+async def test_an_end_inside_a_piece_of_several_tokens_is_checked_there(make_services, tiny_engine):
+    # The comma after the wrong figure comes in the middle of one step's drafted tokens.
+    engine = Pieces(tiny_engine, ["The warranty on backpacks is 2 years, and more", *[" more"] * 20])
+    services = await make_services(engine=engine, answer_checks="strict")
+    engine.encode = services.assembler.format.encode_text
+    cid = (await open_conversation(services)).conversation.id
+    async with services.new_work() as work:
+        turn = await services.turns.take(work, cid, QUESTION)
+    done = done_of(await asyncio.wait_for(collect(turn.events()), timeout=30))
+    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.doubt.startswith("2 year")
 
 
 @pytest.mark.parametrize("one_at_a_time", [False, True])
