@@ -6,10 +6,11 @@ the whole reply. Whatever is shown has passed the checks: the reply up to a sent
 reviewed as if it ended there (its samples compared as far as they have been written to that
 length, `agreement.py`). A doubt no continuation can lift (a figure given stays given,
 `Review.lasting`) stops the reply there, and so does any doubt of an opening that says
-something of its own while nothing is shown yet: the reply would open with the doubted words
-whatever followed, so its source lines are quoted at once instead of after a whole reply. An
-opening that says nothing yet of what the sources say ("Sure!", "Great question!") waits for
-the sentence that does. Once something is shown, a doubt shows nothing more for now; the next
+something of its own while nothing is shown yet, or of a plain yes or no's first sentence: the
+reply would open with the doubted words whatever followed (the customer acts on the yes), so
+its source lines are quoted at once instead of after a whole reply. An opening that says
+nothing yet of what the sources say ("Sure!", "Great question!") waits for the sentence that
+does. Once something is shown, a doubt shows nothing more for now; the next
 sentence's review may pass (a claim the next sentence restricts). Inside a sentence, the reply
 so far is reviewed too at each clause's end ("No, ", "within 14 days, "), where a figure has
 its unit and a yes or no is said; nothing is shown there, and only a lasting doubt counts (a
@@ -137,7 +138,10 @@ class CheckedRelease:
         )
         review = await self._review(so_far)
         if review.doubts:
-            opening = sentence and not self.shown and self._says_something(text)
+            # A plain yes or no is read by its first sentence, the answer the customer acts on.
+            first = not any(ended for at, ended in self.ends if ended and at < end)
+            says = self._says_something(text) or (first and self._answers_yes_or_no(text))
+            opening = sentence and not self.shown and says
             if review.lasting or opening:
                 self.doubt = review
         elif sentence and not self._answers_yes_or_no(text):

@@ -257,6 +257,20 @@ async def test_a_yes_where_the_best_line_says_no_stops_the_reply_at_its_first_se
     assert stored_reply.withheld_text.startswith(opening)
 
 
+async def test_a_yes_that_only_restates_the_question_stops_the_reply_at_its_first_sentence(
+    make_services, tiny_engine
+):
+    # Nothing the sources say backs the yes; whatever follows, the customer acts on it.
+    pick_up = "Can I pick up my order at your warehouse in Rotterdam?"
+    opening = "Yes, you can pick up your order."
+    engine, events, stored_reply = await stopped(
+        make_services, tiny_engine, [opening, *[" More"] * 20], pick_up
+    )
+    done = done_of(events)
+    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
+    assert "restates the question" in done.doubt and stored_reply.withheld_text.startswith(opening)
+
+
 async def stopped(make_services, tiny_engine, pieces: list[str], question: str = QUESTION):
     """A turn whose reply is written as `pieces` and never let end: the engine, the turn's
     events, and the reply as stored."""
