@@ -241,34 +241,35 @@ async def test_an_opening_that_says_nothing_yet_waits_for_the_sentence_that_does
     assert not done.withheld and done.text == opening + RIGHT_NEXT
 
 
-async def test_a_yes_where_the_best_line_says_no_stops_the_reply_at_its_first_sentence(
-    make_services, tiny_engine
+@pytest.mark.parametrize(
+    ("question", "opening", "doubt"),
+    [
+        # The yes grants where the best line denies ("cannot be combined"): whatever follows.
+        (
+            "Can I use the welcome code together with the newsletter code?",
+            "Yes, you can use both codes.",
+            "says the opposite",
+        ),
+        # Nothing the sources say backs the yes; it only restates the question.
+        (
+            "Can I pick up my order at your warehouse in Rotterdam?",
+            "Yes, you can pick up your order.",
+            "restates the question",
+        ),
+    ],
+)
+async def test_a_doubted_yes_stops_the_reply_at_its_first_sentence(
+    make_services, tiny_engine, question, opening, doubt
 ):
-    # A plain yes or no is read by its first sentence (what the customer acts on): once it is
-    # written, no continuation changes it. Unchecked, the yes would only restate the question.
-    codes = "Can I use the welcome code together with the newsletter code?"
-    opening = "Yes, you can use both codes."
+    # A plain yes or no is read by its first sentence, what the customer acts on: once it is
+    # written, no continuation changes it.
     engine, events, stored_reply = await stopped(
-        make_services, tiny_engine, [opening, *[" More"] * 20], codes
+        make_services, tiny_engine, [opening, *[" More"] * 20], question
     )
     done = done_of(events)
     assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
-    assert "says the opposite" in done.doubt and "cannot be combined" in done.text
+    assert doubt in done.doubt and done.text.startswith("Here is what our policy says:")
     assert stored_reply.withheld_text.startswith(opening)
-
-
-async def test_a_yes_that_only_restates_the_question_stops_the_reply_at_its_first_sentence(
-    make_services, tiny_engine
-):
-    # Nothing the sources say backs the yes; whatever follows, the customer acts on it.
-    pick_up = "Can I pick up my order at your warehouse in Rotterdam?"
-    opening = "Yes, you can pick up your order."
-    engine, events, stored_reply = await stopped(
-        make_services, tiny_engine, [opening, *[" More"] * 20], pick_up
-    )
-    done = done_of(events)
-    assert not engine.go.is_set() and done.finish_reason == "doubted" and done.withheld
-    assert "restates the question" in done.doubt and stored_reply.withheld_text.startswith(opening)
 
 
 async def stopped(make_services, tiny_engine, pieces: list[str], question: str = QUESTION):
