@@ -139,7 +139,7 @@ class CheckedRelease:
         review = await self._review(so_far)
         if review.doubts:
             # A plain yes or no is read by its first sentence, the answer the customer acts on.
-            first = not any(ended for at, ended in self.ends if ended and at < end)
+            first = not any(ended and at < end for at, ended in self.ends)
             says = self._says_something(text) or (first and self._answers_yes_or_no(text))
             opening = sentence and not self.shown and says
             if review.lasting or opening:
