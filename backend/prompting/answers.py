@@ -3,7 +3,7 @@
     [answers]
     checks = "strict"     # "strict", "balanced" or "off"
     quote_lines = 2       # the best-matching source lines quoted when a reply is not shown
-    samples = 4           # replies sampled beside it to agree with (speculative decoding off)
+    samples = 4           # replies sampled beside it, to compare what they assert
 
 - `off`: a reply streams as the model writes it; the checks after it only flag it.
 - `balanced`: a reply is held until checked and shown a sentence at a time, each once the
@@ -16,8 +16,8 @@
 `samples` (0 to 8; 4 unless set) is independent of the three: a held reply whose figures
 fewer than half of that many sampled replies repeat, or whose plain yes or no fewer than
 three in four repeat, is doubted (`turns/agreement.py`). Under load it is the first check
-shed. It needs speculative decoding off, the default (with drafts on the samples are not
-asked for, and the app says so once).
+shed. It needs the model's judges on (`PREFIXDESK_MODEL_JUDGES`; with them off the samples
+are not asked for, and the app says so once).
 """
 
 from dataclasses import dataclass

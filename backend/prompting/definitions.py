@@ -87,6 +87,11 @@ class Bot:
         said = (text for example in self.examples for text in (example.question, example.answer))
         return (self.system_prompt, *said, self.greeting)
 
+    def lines_to_quote(self, question: str) -> list[str]:
+        """The source lines quoted in place of a reply not shown, best for the question first
+        by meaning (`PolicyLines.shown`); ranking may encode the question: call off the loop."""
+        return self.reference.shown(question, self.answers.quote_lines)
+
     def render_context(self, context: dict[str, Any]) -> str:
         """Per-customer context; placed after the fixed prefix so the prefix stays shared."""
         try:

@@ -191,6 +191,17 @@ class Samples:
         )
 
 
+@dataclass(frozen=True)
+class SamplesAgree:
+    """The samples check of one reply (`samples_agree`), told apart from its other checks: a
+    whole reply they doubt does not wait for it (`finish.py`)."""
+
+    samples: Samples
+
+    async def __call__(self, engine: Engine, message: AcceptedMessage, reply: FinishedReply) -> Review:
+        return await samples_agree(engine, message, reply, samples=self.samples)
+
+
 async def samples_agree(
     engine: Engine, message: AcceptedMessage, reply: FinishedReply, *, samples: Samples
 ) -> Review:

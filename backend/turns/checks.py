@@ -148,10 +148,14 @@ async def review_reply(
     for review in reviews:
         if isinstance(review, BaseException):
             logger.error("a reply check failed for message %s: %r", message.user.id, review)
-    found = [review for review in reviews if isinstance(review, Review)]
+    return merged([review for review in reviews if isinstance(review, Review)], started)
+
+
+def merged(reviews: Sequence[Review], started: float) -> Review:
+    """Reviews of one reply as one, timed from `started` (`time.perf_counter()`)."""
     return Review(
-        answered=all(review.answered for review in found),
-        doubts=tuple(doubt for review in found for doubt in review.doubts),
+        answered=all(review.answered for review in reviews),
+        doubts=tuple(doubt for review in reviews for doubt in review.doubts),
         seconds=time.perf_counter() - started,
-        lasting=any(review.lasting and review.doubts for review in found),
+        lasting=any(review.lasting and review.doubts for review in reviews),
     )

@@ -12,10 +12,10 @@ from backend.conversations.models import HANDOVER, ConversationStatus
 from backend.engine.interface import GenerationResult
 from backend.knowledge.citations import Source, cited
 from backend.metrics.store import Reply
-from backend.prompting.openings import Openings
+from backend.prompting.openings import Openings, Start
 from backend.turns import grounding, settlement
-from backend.turns.agreement import samples_agree
-from backend.turns.checks import MATCHING_LINES, FinishedReply, ReplyCheck, Review, review_reply
+from backend.turns.agreement import SamplesAgree
+from backend.turns.checks import MATCHING_LINES, FinishedReply, ReplyCheck, Review, merged, review_reply
 from backend.turns.decisions import AcceptedMessage, HandOver
 from backend.turns.events import Done, Token
 from backend.turns.parts import ConversationParts
@@ -142,7 +142,23 @@ class ReplyFinisher:
                 job.release.checks = checks
         if finished.mid_sentence:  # the model's judges read whole sentences
             checks = [check for check in checks if check not in self.judged.values()]
-        return await review_reply(checks, job.engine, job.message, finished)
+        if not finished.whole:
+            return await review_reply(checks, job.engine, job.message, finished)
+        return await self._review_whole(job, checks, finished)
+
+    @staticmethod
+    async def _review_whole(job: ReplyJob, checks: Sequence[ReplyCheck], finished: FinishedReply) -> Review:
+        """A whole reply any check doubts is not shown: one the other checks doubt does not wait
+        for its samples, which lag a reply its drafts sped (by seconds, for a long one)."""
+        started = time.perf_counter()
+        sampled = [check for check in checks if isinstance(check, SamplesAgree)]
+        others = [check for check in checks if not isinstance(check, SamplesAgree)]
+        review = await review_reply(others, job.engine, job.message, finished)
+        if review.doubts or not sampled:
+            if job.samples is not None:
+                job.samples.cancel()
+            return review
+        return merged([review, await review_reply(sampled, job.engine, job.message, finished)], started)
 
     async def _optional(self, job: ReplyJob) -> list[ReplyCheck]:
         """The model's checks for this reply, less those the load sheds now."""
@@ -151,7 +167,7 @@ class ReplyFinisher:
         samples = job.samples
         # Asked for beside the reply (and so not shed then), or asked for now.
         if samples is not None and not samples.shed and (samples.task or await self._keeps("samples")):
-            checks.append(functools.partial(samples_agree, samples=samples))
+            checks.append(SamplesAgree(samples))
         return checks
 
     async def _keeps(self, check: str) -> bool:
@@ -165,8 +181,7 @@ class ReplyFinisher:
         person (the model wrote none of it)."""
         definition = job.message.bot.definition
         assert definition.fallback is not None
-        question, count = job.message.user.text, definition.answers.quote_lines
-        lines = await asyncio.to_thread(definition.reference.shown, question, count)
+        lines = await asyncio.to_thread(definition.lines_to_quote, job.message.user.text)
         quote = definition.fallback.quote("\n".join(lines)) if lines else definition.fallback.unknown
         shown = self._shown_so_far(job)
         text = f"{shown}\n\n{quote}" if shown else quote
@@ -264,6 +279,11 @@ def _answers_yes_or_no(openings: Openings | None, text: str) -> bool:
 
 
 def _says_something(message: AcceptedMessage, text: str) -> bool:
+    """The reply so far speaks to the question (`grounding.speaks_to_the_question`), or opens
+    by saying the bot does not know: its answer, which what follows (the offer of a person, a
+    guess) does not take back."""
     definition, question = message.bot.definition, message.user.text
+    if definition.fallback is not None and definition.fallback.opening_of(text) is Start.YES:
+        return True
     lines = definition.reference.matching(question, MATCHING_LINES)
-    return grounding.speaks_of_the_lines(text, lines, question, definition.language)
+    return grounding.speaks_to_the_question(text, lines, question, definition.language)

@@ -99,12 +99,15 @@ def _added_terms(reply: str, question: str, language: str) -> set[str]:
     return set(terms(reply, language)) - set(terms(question, language))
 
 
-def speaks_of_the_lines(reply: str, lines: Sequence[str], question: str, language: str) -> bool:
-    """The reply so far says something of its own about what the lines say: words of its own,
-    some of them the lines', or a figure the question lacks. "Sure!" and "Great question!" do
-    not: a reply that has only greeted or thanked has not yet said what it will be judged by."""
+def speaks_to_the_question(reply: str, lines: Sequence[str], question: str, language: str) -> bool:
+    """The reply so far says something of its own about the question: words of its own, some
+    of them the question's or the lines', or a figure the question lacks. "Sure!", "Great
+    question!" and "Thank you for reaching out!" take up neither: a reply that has only greeted
+    or thanked has not yet said what it will be judged by."""
     if not any(character.isalnum() for character in reply):
         return False
     if restates_the_question(reply, question, language):
         return False
-    return grounded_share(reply, lines, question, language) > 0
+    if grounded_share(reply, lines, question, language) > 0:
+        return True
+    return bool(set(terms(reply, language)) & set(terms(question, language)))

@@ -77,9 +77,7 @@ async def quoted_reply(
     definition = job.message.bot.definition
     quoting = definition.quoting
     assert quoting is not None, "only a bot with a line_answers judge quotes"
-    best = await asyncio.to_thread(
-        definition.reference.shown, job.message.user.text, definition.answers.quote_lines
-    )
+    best = await asyncio.to_thread(definition.lines_to_quote, job.message.user.text)
     text = quoting.quote("\n".join(dict.fromkeys([quote.line, *best])))
     said.prompt_tokens = 0
     ids = format.encode_text(text)

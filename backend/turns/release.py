@@ -6,9 +6,10 @@ the whole reply. Whatever is shown has passed the checks: the reply up to a sent
 reviewed as if it ended there (its samples compared as far as they have been written to that
 length, `agreement.py`). A doubt no continuation can lift (a figure given stays given,
 `Review.lasting`) stops the reply there, and so does any doubt of an opening that says
-something of its own while nothing is shown yet, or of a plain yes or no's first sentence: the
-reply would open with the doubted words whatever followed (the customer acts on the yes), so
-its source lines are quoted at once instead of after a whole reply. An opening that says
+something of its own while nothing is shown yet (of the lines, or that the bot does not know),
+or of a plain yes or no's first sentence: the reply would open with the doubted words whatever
+followed (the customer acts on the yes), so its source lines are quoted at once instead of
+after a whole reply. An opening that says
 nothing yet of what the sources say ("Sure!", "Great question!") waits for the sentence that
 does. Once something is shown, a doubt shows nothing more for now; the next
 sentence's review may pass (a claim the next sentence restricts). Inside a sentence, the reply
@@ -68,7 +69,7 @@ class CheckedRelease:
         """How the reply's raw text is read by the customer, how it is reviewed, the token ids
         of a reply that ends with given ones (what a model's check reads after the prompt),
         whether a reply opens with a plain yes or no, whether it says something of its own
-        about what the sources say (`grounding.speaks_of_the_lines`), and how generated tokens
+        (of what the sources say, or that the bot does not know), and how generated tokens
         read as text (to find the ends inside a piece of several)."""
         self._readable, self._review, self._reply_ids = readable, review, reply_ids
         self._answers_yes_or_no, self._says_something = answers_yes_or_no, says_something

@@ -173,3 +173,18 @@ def test_samples_out_of_range_name_the_file_and_line(prompts_copy):
     with pytest.raises(BotDefinitionError) as refused:
         load_bot(prompts_copy / "shop-en")
     assert str(refused.value) == f"{bot_toml}, line {line}: [answers] samples is 0 to 8, not 20"
+
+
+class SamplesLag(Says):
+    """A scripted reply whose samples are never written (as far behind as a test needs)."""
+
+    async def sample(self, prompt_ids, **options):
+        await asyncio.Event().wait()
+
+
+async def test_a_whole_reply_another_check_doubts_does_not_wait_for_its_samples(make_services, tiny_engine):
+    engine = SamplesLag(tiny_engine, "The warranty on backpacks is 2 years.")  # the policy: 3
+    services = await make_services(engine=engine, answer_checks="strict", answer_samples=4)
+    cid = (await open_conversation(services)).conversation.id
+    done = done_of(await asyncio.wait_for(take_turn(services, cid, QUESTION), 60))
+    assert done.withheld and "2 year where the policy says 3 year" in done.doubt

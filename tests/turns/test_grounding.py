@@ -9,7 +9,7 @@ from backend.turns.grounding import (
     denies,
     grounded_share,
     restates_the_question,
-    speaks_of_the_lines,
+    speaks_to_the_question,
     turned_around,
 )
 
@@ -134,14 +134,17 @@ def test_a_reply_that_only_restates_the_question_is_an_echo():
     assert not restates_the_question("可以，收货后7天内无理由退货。", "可以退货吗？", "zh-CN")
 
 
-def test_an_opening_that_only_greets_or_thanks_has_not_yet_spoken_of_the_lines():
+def test_an_opening_that_only_greets_or_thanks_has_not_yet_spoken_to_the_question():
     question = "Can I combine the welcome code and the newsletter code?"
     for opening in ("Sure!", "Great question!", "Thank you for reaching out!", "Happy to help!", "\n"):
-        assert not speaks_of_the_lines(opening, [CODES], question, "en"), opening
-    assert not speaks_of_the_lines("Yes, you can combine them.", [CODES], question, "en")  # an echo
-    assert speaks_of_the_lines("Yes, the 10% code and the 15% code add up.", [CODES], question, "en")
-    assert speaks_of_the_lines("No, the 10% and 15% codes are not combined.", [CODES], question, "en")
-    assert not speaks_of_the_lines("好的！", ["优惠码不能叠加使用。"], "优惠码可以叠加吗？", "zh-CN")
-    assert speaks_of_the_lines(
+        assert not speaks_to_the_question(opening, [CODES], question, "en"), opening
+    assert not speaks_to_the_question("Yes, you can combine them.", [CODES], question, "en")  # an echo
+    assert speaks_to_the_question("Yes, the 10% code and the 15% code add up.", [CODES], question, "en")
+    assert speaks_to_the_question("No, the 10% and 15% codes are not combined.", [CODES], question, "en")
+    assert not speaks_to_the_question("好的！", ["优惠码不能叠加使用。"], "优惠码可以叠加吗？", "zh-CN")
+    assert speaks_to_the_question(
         "不能，优惠码不能同时使用。", ["优惠码不能叠加使用。"], "优惠码可以叠加吗？", "zh-CN"
     )
+    # Words of the question not in the matching lines: it speaks to the question, made up or not.
+    bounced = "My invoice never arrived, and Tallybook says Bounced. What now?"
+    assert speaks_to_the_question("Bounced invoices are marked Billed.", [CODES], bounced, "en")

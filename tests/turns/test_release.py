@@ -256,13 +256,19 @@ async def test_an_opening_that_says_nothing_yet_waits_for_the_sentence_that_does
             "Yes, you can pick up your order.",
             "restates the question",
         ),
+        # Saying it does not know is its answer: what follows offers a person, or guesses.
+        (
+            "Can I swap the jacket for a size bigger?",
+            "I'm sorry, our policy doesn't say, so I don't know.",
+            "of what it says is in the lines",
+        ),
     ],
 )
-async def test_a_doubted_yes_stops_the_reply_at_its_first_sentence(
+async def test_a_doubted_answer_stops_the_reply_at_its_first_sentence(
     make_services, tiny_engine, question, opening, doubt
 ):
-    # A plain yes or no is read by its first sentence, what the customer acts on: once it is
-    # written, no continuation changes it.
+    # A plain yes or no, or "I don't know", is read by its first sentence, what the customer
+    # acts on: once it is written, no continuation changes it.
     engine, events, stored_reply = await stopped(
         make_services, tiny_engine, [opening, *[" More"] * 20], question
     )
