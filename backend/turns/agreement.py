@@ -194,7 +194,7 @@ class Samples:
 @dataclass(frozen=True)
 class SamplesAgree:
     """The samples check of one reply (`samples_agree`), told apart from its other checks: a
-    whole reply they doubt does not wait for it (`finish.py`)."""
+    whole reply the others doubt does not wait for it (`finish.py`)."""
 
     samples: Samples
 

@@ -6,20 +6,19 @@ the whole reply. Whatever is shown has passed the checks: the reply up to a sent
 reviewed as if it ended there (its samples compared as far as they have been written to that
 length, `agreement.py`). A doubt no continuation can lift (a figure given stays given,
 `Review.lasting`) stops the reply there, and so does any doubt of an opening that says
-something of its own while nothing is shown yet (of the lines, or that the bot does not know),
-or of a plain yes or no's first sentence: the reply would open with the doubted words whatever
-followed (the customer acts on the yes), so its source lines are quoted at once instead of
-after a whole reply. An opening that says
-nothing yet of what the sources say ("Sure!", "Great question!") waits for the sentence that
-does. Once something is shown, a doubt shows nothing more for now; the next
-sentence's review may pass (a claim the next sentence restricts). Inside a sentence, the reply
-so far is reviewed too at each clause's end ("No, ", "within 14 days, "), where a figure has
-its unit and a yes or no is said; nothing is shown there, and only a lasting doubt counts (a
-grant may still be restricted: "Yes, but only ..."), so a wrong figure or a guessed yes stops
-the reply before its sentence ends. Once the reply is written, it is reviewed whole; if that
-doubts it, the rest is not shown, and its source lines are quoted after what was
-(`finish.py`). A reply that opens with a plain yes or no is shown only whole: the customer
-acts on the yes, and a reply the checks doubt further on is no ground for it.
+something of its own while nothing is shown yet (of the question or its lines, or that the bot
+does not know), or of a plain yes or no's first sentence: the reply would open with the doubted
+words whatever followed (the customer acts on the yes), so its source lines are quoted at once
+instead of after a whole reply. An opening that has only greeted or thanked ("Sure!", "Great
+question!") waits for the sentence that does. Once something is shown, a doubt shows nothing
+more for now; the next sentence's review may pass (a claim the next sentence restricts). Inside
+a sentence, the reply so far is reviewed too at each clause's end ("No, ", "within 14 days, "),
+where a figure has its unit and a yes or no is said; nothing is shown there, and only a lasting
+doubt counts (a grant may still be restricted: "Yes, but only ..."), so a wrong figure or a
+guessed yes stops the reply before its sentence ends. Once the reply is written, it is reviewed
+whole; if that doubts it, the rest is not shown, and its source lines are quoted after what was
+(`finish.py`). A reply that opens with a plain yes or no is shown only whole: the customer acts
+on the yes, and a reply the checks doubt further on is no ground for it.
 
 When a turn's requests go one at a time (the eval), nothing is checked while the reply is
 written (a check would share its steps); its sentences and clauses are reviewed after it, in
@@ -69,7 +68,7 @@ class CheckedRelease:
         """How the reply's raw text is read by the customer, how it is reviewed, the token ids
         of a reply that ends with given ones (what a model's check reads after the prompt),
         whether a reply opens with a plain yes or no, whether it says something of its own
-        (of what the sources say, or that the bot does not know), and how generated tokens
+        (of the question or its lines, or that the bot does not know), and how generated tokens
         read as text (to find the ends inside a piece of several)."""
         self._readable, self._review, self._reply_ids = readable, review, reply_ids
         self._answers_yes_or_no, self._says_something = answers_yes_or_no, says_something
